@@ -1,0 +1,25 @@
+package dev.riffle.engine.test;
+
+import reactor.blockhound.BlockHound;
+import reactor.blockhound.integration.BlockHoundIntegration;
+
+/**
+ * BlockHound allowances that every Riffle test run needs, picked up through {@code META-INF/services} when BlockHound is
+ * installed (for example by {@code blockhound-junit-platform}).
+ *
+ * <p>Netty 4.2's default {@code AdaptivePoolingAllocator} briefly takes a {@code StampedLock} write lock when it grows or
+ * frees a magazine. r2dbc-postgresql hits that path while encoding statements on the event loop, and BlockHound reports it
+ * as {@code Unsafe#park}. The lock is held for a few instructions and is part of the allocator's design, so it is not the
+ * kind of blocking BlockHound exists to catch (STACK.md P5, also seen as line/armeria#6344).
+ */
+public final class RiffleBlockHoundIntegration implements BlockHoundIntegration {
+
+    /** Creates the integration; BlockHound instantiates it through the service loader. */
+    public RiffleBlockHoundIntegration() {}
+
+    @Override
+    public void applyTo(BlockHound.Builder builder) {
+        builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines");
+        builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free");
+    }
+}

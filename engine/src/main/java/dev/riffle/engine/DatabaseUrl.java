@@ -1,0 +1,139 @@
+package dev.riffle.engine;
+
+import java.net.URI;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A PostgreSQL location parsed from any of the URL forms users have at hand.
+ *
+ * <p>Accepted: {@code r2dbc:postgresql://}, {@code r2dbc:pool:postgresql://}, {@code postgresql://},
+ * {@code postgres://} and {@code jdbc:postgresql://}. User and password may come from the authority
+ * ({@code user:secret@host}) or from {@code user=}/{@code password=} query parameters. A missing port means 5432,
+ * a missing database means {@code postgres}, a missing user means {@code postgres}.
+ *
+ * @param host host name or address
+ * @param port TCP port
+ * @param database database name
+ * @param user user name
+ * @param password password, or {@code null} for trust/peer authentication
+ * @param options remaining query parameters, in order
+ */
+public record DatabaseUrl(String host, int port, String database, String user, @Nullable String password,
+                          Map<String, String> options) {
+
+    /** Validates and freezes the options map. */
+    public DatabaseUrl {
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(database, "database");
+        Objects.requireNonNull(user, "user");
+        if (port <= 0 || port > 65535) {
+            throw new IllegalArgumentException("port out of range: " + port);
+        }
+        options = Collections.unmodifiableMap(new LinkedHashMap<>(options));
+    }
+
+    /**
+     * Parses a URL in any accepted form.
+     *
+     * @throws IllegalArgumentException with the reason when the text is not a PostgreSQL URL
+     */
+    public static DatabaseUrl parse(String url) {
+        Objects.requireNonNull(url, "url");
+        String s = url.trim();
+        String rest;
+        if (s.startsWith("r2dbc:pool:postgresql://")) {
+            rest = s.substring("r2dbc:pool:postgresql://".length());
+        } else if (s.startsWith("r2dbc:postgresql://")) {
+            rest = s.substring("r2dbc:postgresql://".length());
+        } else if (s.startsWith("jdbc:postgresql://")) {
+            rest = s.substring("jdbc:postgresql://".length());
+        } else if (s.startsWith("postgresql://")) {
+            rest = s.substring("postgresql://".length());
+        } else if (s.startsWith("postgres://")) {
+            rest = s.substring("postgres://".length());
+        } else {
+            throw new IllegalArgumentException("not a PostgreSQL URL (expected r2dbc:postgresql://, postgresql://, "
+                    + "postgres:// or jdbc:postgresql://): " + redact(s));
+        }
+        URI uri;
+        try {
+            uri = URI.create("pg://" + rest);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("malformed PostgreSQL URL: " + redact(s), e);
+        }
+        String host = uri.getHost();
+        if (host == null || host.isEmpty()) {
+            throw new IllegalArgumentException("PostgreSQL URL has no host: " + redact(s));
+        }
+        int port = uri.getPort() < 0 ? 5432 : uri.getPort();
+        String path = uri.getRawPath();
+        String database = path == null || path.length() <= 1 ? "postgres" : decode(path.substring(1));
+        String user = null;
+        String password = null;
+        String userInfo = uri.getRawUserInfo();
+        if (userInfo != null && !userInfo.isEmpty()) {
+            int colon = userInfo.indexOf(':');
+            user = decode(colon < 0 ? userInfo : userInfo.substring(0, colon));
+            password = colon < 0 ? null : decode(userInfo.substring(colon + 1));
+        }
+        Map<String, String> options = new LinkedHashMap<>();
+        String query = uri.getRawQuery();
+        if (query != null && !query.isEmpty()) {
+            for (String pair : query.split("&")) {
+                if (pair.isEmpty()) {
+                    continue;
+                }
+                int eq = pair.indexOf('=');
+                String k = decode(eq < 0 ? pair : pair.substring(0, eq));
+                String v = eq < 0 ? "" : decode(pair.substring(eq + 1));
+                if (k.equals("user")) {
+                    user = v;
+                } else if (k.equals("password")) {
+                    password = v;
+                } else {
+                    options.put(k, v);
+                }
+            }
+        }
+        return new DatabaseUrl(host, port, database, user == null ? "postgres" : user, password, options);
+    }
+
+    /** The JDBC form (used only for Flyway); credentials are passed separately. */
+    public String jdbcUrl() {
+        return "jdbc:postgresql://" + host + ":" + port + "/" + encode(database);
+    }
+
+    /** The R2DBC form including the user (never the password). */
+    public String r2dbcUrl() {
+        return "r2dbc:postgresql://" + encode(user) + "@" + host + ":" + port + "/" + encode(database);
+    }
+
+    /** Same location, other database. */
+    public DatabaseUrl withDatabase(String otherDatabase) {
+        return new DatabaseUrl(host, port, otherDatabase, user, password, options);
+    }
+
+    @Override
+    public String toString() {
+        return "DatabaseUrl[" + r2dbcUrl() + (password == null ? "" : " (password set)") + "]";
+    }
+
+    private static String decode(String s) {
+        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    }
+
+    private static String encode(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+
+    private static String redact(String s) {
+        return s.replaceAll("://([^:/@]*):[^@/]*@", "://$1:***@");
+    }
+}

@@ -1,0 +1,460 @@
+-- Hot-path functions (DESIGN.md §5). Each is called as ONE autocommit statement, so a claim or a completion
+-- batch is one round trip and one commit. Functions run at READ COMMITTED and, being VOLATILE plpgsql, take a new
+-- snapshot per statement: that is what makes "lock in one statement, look in the next" work (DESIGN.md preface 6).
+-- plan_cache_mode is forced to custom plans so slot predicates prune partitions at plan time: a generic plan on
+-- a partitioned parent locks every child and would queue behind a prune's ACCESS EXCLUSIVE (STACK.md §5).
+
+-- The one derivation of the per-attempt advisory lock key. Completion, close, cancel, rescue, materialization and
+-- tests all call this function; nothing computes the key elsewhere.
+CREATE FUNCTION ${schema}.attempt_lock_key(p_job_id bigint, p_run_lease bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT hashtextextended('${schema_name}.attempt:' || p_job_id || ':' || p_run_lease, 0)
+$$;
+
+-- Next value a lane sequence would hand out, without consuming it. Sequences here are never set with
+-- is_called = false except back to 1, so a NULL last value means "next is 1".
+CREATE FUNCTION ${schema}.seq_next(p_seq text) RETURNS bigint
+LANGUAGE sql VOLATILE AS $$
+    SELECT coalesce(pg_sequence_last_value(('${schema}.' || quote_ident(p_seq))::regclass) + 1, 1)
+$$;
+
+-- Move a claim cursor forward to at least p_next; never backwards. Callers serialize per lane by holding the
+-- lane's claim head row lock.
+CREATE FUNCTION ${schema}.set_seq_next(p_seq text, p_next bigint) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_cur bigint := ${schema}.seq_next(p_seq);
+BEGIN
+    IF p_next > v_cur THEN
+        PERFORM setval(('${schema}.' || quote_ident(p_seq))::regclass, p_next - 1, true);
+        RETURN p_next;
+    END IF;
+    RETURN v_cur;
+END
+$$;
+
+-- Create a lane (registry row, both heads, both sequences) if absent. Serialized per lane by an advisory xact
+-- lock; the sequences are created in the caller's transaction, so a rolled-back creator leaves nothing behind.
+CREATE FUNCTION ${schema}.ensure_lane(p_queue text, p_priority smallint, p_shard smallint) RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_enq   text;
+    v_claim text;
+    v_hash  text;
+BEGIN
+    SELECT seq_name INTO v_enq FROM ${schema}.queue_enqueue_heads
+     WHERE queue = p_queue AND priority = p_priority AND enqueue_shard = p_shard;
+    IF FOUND THEN
+        RETURN v_enq;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtextextended('${schema_name}.lane:' || p_queue || ':' || p_priority || ':' || p_shard, 0));
+    SELECT seq_name INTO v_enq FROM ${schema}.queue_enqueue_heads
+     WHERE queue = p_queue AND priority = p_priority AND enqueue_shard = p_shard;
+    IF FOUND THEN
+        RETURN v_enq;
+    END IF;
+    v_hash  := md5(p_queue || ':' || p_priority || ':' || p_shard);
+    v_enq   := 'lane_e_' || v_hash;
+    v_claim := 'lane_c_' || v_hash;
+    EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %s.%I MINVALUE 1 START 1 CACHE 1', '${schema}', v_enq);
+    EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %s.%I MINVALUE 1 START 1 CACHE 1', '${schema}', v_claim);
+    INSERT INTO ${schema}.queue_meta (queue) VALUES (p_queue) ON CONFLICT DO NOTHING;
+    INSERT INTO ${schema}.queue_lanes (queue, priority) VALUES (p_queue, p_priority) ON CONFLICT DO NOTHING;
+    INSERT INTO ${schema}.queue_enqueue_heads (queue, priority, enqueue_shard, seq_name)
+         VALUES (p_queue, p_priority, p_shard, v_enq);
+    INSERT INTO ${schema}.queue_claim_heads (queue, priority, enqueue_shard, seq_name)
+         VALUES (p_queue, p_priority, p_shard, v_claim);
+    RETURN v_enq;
+END
+$$;
+
+-- Reserve p_n consecutive lane positions. The advisory lock is held until the caller's transaction ends: within a
+-- lane, position N+1 can only become visible after position N committed or aborted (DESIGN.md §12 item 2).
+CREATE FUNCTION ${schema}.reserve_lane(p_queue text, p_priority smallint, p_shard smallint, p_n bigint) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_seq   text := ${schema}.ensure_lane(p_queue, p_priority, p_shard);
+    v_first bigint;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended('${schema_name}.' || v_seq, 0));
+    v_first := nextval(('${schema}.' || quote_ident(v_seq))::regclass);
+    IF p_n > 1 THEN
+        PERFORM setval(('${schema}.' || quote_ident(v_seq))::regclass, v_first + p_n - 1, true);
+    END IF;
+    RETURN v_first;
+END
+$$;
+
+-- Enqueue a batch in the caller's transaction (DESIGN.md §5.1.1). Arrays are positionally aligned; job ids come
+-- back in input order. Rows with run_at in the future go to deferred_jobs. The NOTIFY is delivered on commit and
+-- dropped on rollback. Lanes are reserved in a stable (queue, priority) order to avoid producer deadlocks.
+CREATE FUNCTION ${schema}.enqueue_jobs(p_queues text[], p_kinds text[], p_args jsonb[], p_priorities smallint[],
+                                       p_max_attempts smallint[], p_run_ats timestamptz[])
+RETURNS SETOF bigint
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
+DECLARE
+    v_now   timestamptz := now();
+    v_ids   bigint[];
+    v_slot  int;
+    v_gen   bigint;
+    v_lanes text[] := '{}';
+    v_prios smallint[] := '{}';
+    v_firsts bigint[] := '{}';
+    v_dummy int;
+    l       record;
+BEGIN
+    SELECT array_agg(nextval('${schema}.job_id_seq') ORDER BY g) INTO v_ids
+      FROM generate_series(1, cardinality(p_kinds)) g;
+
+    FOR l IN
+        SELECT x.queue, x.priority, count(*) AS n
+          FROM unnest(p_queues, p_priorities, p_run_ats) AS x(queue, priority, run_at)
+         WHERE x.run_at IS NULL OR x.run_at <= v_now
+         GROUP BY x.queue, x.priority
+         ORDER BY x.queue, x.priority
+    LOOP
+        v_lanes  := v_lanes || l.queue;
+        v_prios  := v_prios || l.priority;
+        v_firsts := v_firsts || ${schema}.reserve_lane(l.queue, l.priority, 0::smallint, l.n);
+    END LOOP;
+
+    -- Read the ring cursor after reserving, so a later reservation never lands in an older generation.
+    SELECT r.slot, r.generation INTO v_slot, v_gen
+      FROM ${schema}.queue_ring_rotations r ORDER BY r.generation DESC LIMIT 1;
+
+    WITH input AS (
+        SELECT x.ord, v_ids[x.ord] AS job_id, x.queue, x.kind, x.args, x.priority, x.max_attempts,
+               coalesce(x.run_at, v_now) AS run_at,
+               (x.run_at IS NULL OR x.run_at <= v_now) AS immediate
+          FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
+               WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
+    ),
+    placed AS (
+        SELECT i.*, ln.first + row_number() OVER (PARTITION BY i.queue, i.priority ORDER BY i.ord) - 1 AS lane_seq
+          FROM input i
+          JOIN unnest(v_lanes, v_prios, v_firsts) AS ln(queue, priority, first)
+            ON ln.queue = i.queue AND ln.priority = i.priority
+         WHERE i.immediate
+    ),
+    ready AS (
+        INSERT INTO ${schema}.ready_entries (ready_slot, ready_generation, job_id, kind, queue, args, priority, attempt,
+                                             run_lease, max_attempts, lane_seq, enqueue_shard, run_at, created_at)
+        SELECT v_slot, v_gen, p.job_id, p.kind, p.queue, p.args, p.priority, 0, 0, p.max_attempts, p.lane_seq, 0,
+               p.run_at, v_now
+          FROM placed p
+        RETURNING 1
+    ),
+    segs AS (
+        INSERT INTO ${schema}.ready_segments (ready_slot, ready_generation, queue, priority, enqueue_shard,
+                                              first_lane_seq, next_lane_seq, first_run_at, created_at)
+        SELECT v_slot, v_gen, p.queue, p.priority, 0, min(p.lane_seq), max(p.lane_seq) + 1, min(p.run_at), v_now
+          FROM placed p
+         GROUP BY p.queue, p.priority
+        RETURNING 1
+    ),
+    deferred AS (
+        INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
+                                             max_attempts, run_at, created_at)
+        SELECT i.job_id, i.kind, i.queue, i.args, 'scheduled', i.priority, 0, 0, i.max_attempts, i.run_at, v_now
+          FROM input i
+         WHERE NOT i.immediate
+        RETURNING 1
+    )
+    -- Data-modifying CTEs always run to completion, whether or not the outer query reads them.
+    SELECT 1 INTO v_dummy;
+    PERFORM pg_notify('${schema_name}.ready', q)
+       FROM (SELECT DISTINCT x.queue AS q FROM unnest(p_queues, p_run_ats) AS x(queue, run_at)
+              WHERE x.run_at IS NULL OR x.run_at <= v_now) d;
+    RETURN QUERY SELECT unnest(v_ids);
+END
+$$;
+
+-- Claim up to p_max jobs from one lane of the given queues (DESIGN.md §5.2.2), as one statement:
+--   A. lock one lane head with work, FOR UPDATE SKIP LOCKED (highest lane priority first, random among equals);
+--   B/E. walk the cursor over positions that are provably spent: dead reservation gaps below the first visible
+--      segment, positions covered by committed claim-attempt evidence, tombstones. That is safe inside this
+--      transaction because it only skips committed facts, and it is also how a lost post-commit advance heals;
+--   F. take the next rows of that lane in one ready slot, and append exactly one ready_claim_attempt_batches row
+--      and exactly one lease_claim_batches row (shared claimed_at and deadline_at) for them.
+-- The cursor is not moved over the newly claimed rows here: sequences do not roll back (DESIGN.md §12 item 1).
+-- When nothing is claimed, one row comes back with status 'empty' (no visible work) or 'busy' (work exists but
+-- every lane with work is being claimed by someone else right now), and job_id NULL.
+CREATE FUNCTION ${schema}.claim_ready(p_queues text[], p_deadline_secs int[], p_max int)
+RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
+               run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
+               ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
+               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
+#variable_conflict use_column
+DECLARE
+    h            record;
+    seg          record;
+    ev           record;
+    v_cur        bigint;
+    v_start      bigint;
+    v_enq        bigint;
+    v_iter       int := 0;
+    v_lanes      int := 0;
+    v_tried      text[] := '{}';
+    v_limit      int;
+    v_dl         int;
+    v_claim_slot int;
+    v_claimed_at timestamptz;
+    v_deadline   timestamptz;
+BEGIN
+    -- A lane can look like it has work only because its cursor lags behind committed claims; after healing such
+    -- a lane, try the next one instead of reporting the queue empty.
+    LOOP
+        v_lanes := v_lanes + 1;
+        IF v_lanes > 64 THEN
+            status := 'empty';
+            RETURN NEXT;
+            RETURN;
+        END IF;
+        SELECT ch.queue AS q, ch.priority AS p, ch.enqueue_shard AS s, ch.seq_name AS cseq, eh.seq_name AS eseq
+          INTO h
+          FROM ${schema}.queue_claim_heads ch
+          JOIN ${schema}.queue_enqueue_heads eh
+            ON eh.queue = ch.queue AND eh.priority = ch.priority AND eh.enqueue_shard = ch.enqueue_shard
+          LEFT JOIN ${schema}.queue_meta m ON m.queue = ch.queue
+         WHERE ch.queue = ANY (p_queues)
+           AND m.paused IS NOT TRUE
+           AND NOT (ch.seq_name = ANY (v_tried))
+           AND ${schema}.seq_next(ch.seq_name) < ${schema}.seq_next(eh.seq_name)
+         ORDER BY ch.priority, random()
+         LIMIT 1
+           FOR UPDATE OF ch SKIP LOCKED;
+
+        IF NOT FOUND THEN
+            IF EXISTS (SELECT 1
+                         FROM ${schema}.queue_claim_heads ch
+                         JOIN ${schema}.queue_enqueue_heads eh
+                           ON eh.queue = ch.queue AND eh.priority = ch.priority AND eh.enqueue_shard = ch.enqueue_shard
+                         LEFT JOIN ${schema}.queue_meta m ON m.queue = ch.queue
+                        WHERE ch.queue = ANY (p_queues) AND m.paused IS NOT TRUE
+                          AND NOT (ch.seq_name = ANY (v_tried))
+                          AND ${schema}.seq_next(ch.seq_name) < ${schema}.seq_next(eh.seq_name)) THEN
+                status := 'busy';
+            ELSE
+                status := 'empty';
+            END IF;
+            RETURN NEXT;
+            RETURN;
+        END IF;
+        v_tried := v_tried || h.cseq;
+
+        -- Re-read both cursors now that the head is ours (another claimer may have moved it before we locked).
+        v_cur   := ${schema}.seq_next(h.cseq);
+        v_enq   := ${schema}.seq_next(h.eseq);
+        v_start := v_cur;
+        v_iter  := 0;
+
+        LOOP
+            v_iter := v_iter + 1;
+            EXIT WHEN v_iter > 10000;
+            SELECT rs.ready_slot, rs.ready_generation, rs.first_lane_seq, rs.next_lane_seq INTO seg
+              FROM ${schema}.ready_segments rs
+             WHERE rs.queue = h.q AND rs.priority = h.p AND rs.enqueue_shard = h.s AND rs.next_lane_seq > v_cur
+             ORDER BY rs.next_lane_seq
+             LIMIT 1;
+            IF NOT FOUND THEN
+                seg := NULL;
+                EXIT;
+            END IF;
+            -- Positions below the first visible committed segment are dead: a later reservation can only be made
+            -- after every earlier reservation of the lane committed or aborted.
+            IF seg.first_lane_seq > v_cur THEN
+                v_cur := seg.first_lane_seq;
+            END IF;
+            SELECT e.first_lane_seq, e.lane_ranges INTO ev
+              FROM ${schema}.ready_claim_attempt_batches e
+             WHERE e.ready_slot = seg.ready_slot AND e.ready_generation = seg.ready_generation
+               AND e.queue = h.q AND e.priority = h.p AND e.enqueue_shard = h.s AND e.next_lane_seq > v_cur
+             ORDER BY e.next_lane_seq
+             LIMIT 1;
+            IF FOUND AND ev.first_lane_seq <= v_cur AND ev.lane_ranges @> v_cur THEN
+                SELECT upper(r) INTO v_cur FROM unnest(ev.lane_ranges) r WHERE r @> v_cur;
+                CONTINUE;
+            END IF;
+            IF EXISTS (SELECT 1 FROM ${schema}.ready_tombstones t
+                        WHERE t.ready_slot = seg.ready_slot AND t.queue = h.q AND t.priority = h.p
+                          AND t.enqueue_shard = h.s AND t.lane_seq = v_cur
+                          AND t.ready_generation = seg.ready_generation) THEN
+                v_cur := v_cur + 1;
+                CONTINUE;
+            END IF;
+            EXIT;
+        END LOOP;
+
+        IF v_cur > v_start THEN
+            PERFORM ${schema}.set_seq_next(h.cseq, v_cur);
+        END IF;
+
+        EXIT WHEN seg IS NOT NULL AND v_cur < v_enq;
+    END LOOP;
+
+    v_limit      := least(p_max::bigint, v_enq - v_cur)::int;
+    v_dl         := coalesce(p_deadline_secs[array_position(p_queues, h.q)], 0);
+    v_claimed_at := clock_timestamp();
+    v_deadline   := CASE WHEN v_dl > 0 THEN v_claimed_at + make_interval(secs => v_dl) END;
+    SELECT cr.slot INTO v_claim_slot FROM ${schema}.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
+
+    RETURN QUERY
+    WITH sel AS MATERIALIZED (
+        SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at
+          FROM ${schema}.ready_entries r
+         WHERE r.ready_slot = seg.ready_slot AND r.queue = h.q AND r.priority = h.p AND r.enqueue_shard = h.s
+           AND r.lane_seq >= v_cur AND r.ready_generation = seg.ready_generation
+           AND NOT EXISTS (SELECT 1 FROM ${schema}.ready_tombstones t
+                            WHERE t.ready_slot = seg.ready_slot AND t.queue = h.q AND t.priority = h.p
+                              AND t.enqueue_shard = h.s AND t.lane_seq = r.lane_seq
+                              AND t.ready_generation = seg.ready_generation)
+         ORDER BY r.lane_seq
+         LIMIT v_limit
+    ),
+    items AS MATERIALIZED (
+        SELECT s.*, nextval('${schema}.lease_claim_receipt_id_seq') AS rid,
+               (row_number() OVER (ORDER BY s.lane_seq))::int AS idx
+          FROM sel s
+    ),
+    evidence AS (
+        INSERT INTO ${schema}.ready_claim_attempt_batches (ready_slot, ready_generation, queue, priority, enqueue_shard,
+                                                           claim_slot, first_lane_seq, next_lane_seq, claimed_count,
+                                                           lane_ranges, claimed_at)
+        SELECT seg.ready_slot, seg.ready_generation, h.q, h.p, h.s, v_claim_slot, min(i.lane_seq), max(i.lane_seq) + 1,
+               count(*), range_agg(int8range(i.lane_seq, i.lane_seq + 1)), v_claimed_at
+          FROM items i
+        HAVING count(*) > 0
+    ),
+    cb AS (
+        INSERT INTO ${schema}.lease_claim_batches (claim_slot, ready_slot, ready_generation, queue, priority, enqueue_shard,
+                                                   claimed_count, job_ids, run_leases, receipt_ids, lane_seqs, attempts,
+                                                   max_attempts, receipt_ranges, deadline_at, claimed_at)
+        SELECT v_claim_slot, seg.ready_slot, seg.ready_generation, h.q, h.p, h.s, count(*),
+               array_agg(i.job_id ORDER BY i.idx), array_agg(i.run_lease + 1 ORDER BY i.idx),
+               array_agg(i.rid ORDER BY i.idx), array_agg(i.lane_seq ORDER BY i.idx),
+               array_agg((i.attempt + 1)::smallint ORDER BY i.idx), array_agg(i.max_attempts ORDER BY i.idx),
+               range_agg(int8range(i.rid, i.rid + 1)), v_deadline, v_claimed_at
+          FROM items i
+        HAVING count(*) > 0
+        RETURNING batch_id
+    )
+    SELECT 'claimed'::text, i.job_id, i.kind, h.q, i.args, h.p, (i.attempt + 1)::smallint, i.run_lease + 1,
+           i.max_attempts, i.lane_seq, h.s, seg.ready_slot, seg.ready_generation, v_claim_slot, cb.batch_id, i.idx,
+           i.rid, v_claimed_at, v_deadline, i.created_at
+      FROM items i CROSS JOIN cb
+     ORDER BY i.idx;
+END
+$$;
+
+-- Post-commit claim cursor advance (DESIGN.md §5.2.4), for several lanes in one statement. Monotonic. A lane
+-- whose head is locked by a claimer right now is skipped: that claimer heals the cursor from the evidence rows.
+CREATE FUNCTION ${schema}.advance_claim_cursors(p_queues text[], p_priorities smallint[], p_shards smallint[],
+                                                p_nexts bigint[])
+RETURNS int
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    l       record;
+    v_moved int := 0;
+BEGIN
+    FOR l IN
+        SELECT ch.seq_name, max(x.nxt) AS nxt
+          FROM unnest(p_queues, p_priorities, p_shards, p_nexts) AS x(queue, priority, shard, nxt)
+          JOIN ${schema}.queue_claim_heads ch
+            ON ch.queue = x.queue AND ch.priority = x.priority AND ch.enqueue_shard = x.shard
+         GROUP BY ch.queue, ch.priority, ch.enqueue_shard, ch.seq_name
+         ORDER BY ch.queue, ch.priority, ch.enqueue_shard
+    LOOP
+        PERFORM 1 FROM ${schema}.queue_claim_heads ch WHERE ch.seq_name = l.seq_name FOR UPDATE SKIP LOCKED;
+        IF FOUND THEN
+            PERFORM ${schema}.set_seq_next(l.seq_name, l.nxt);
+            v_moved := v_moved + 1;
+        END IF;
+    END LOOP;
+    RETURN v_moved;
+END
+$$;
+
+-- Compact successful completion (DESIGN.md §5.3.2) for a batch of attempts, as one statement:
+--   1. per-attempt advisory xact locks, sorted, in their own statement;
+--   2. per claim slot, a fused statement (fresh snapshot, so it sees any competing closer that committed while we
+--      waited) that validates each item against its claim batch row, anti-joins closure evidence, then appends ONE
+--      closure batch row per (claim slot, ready slot, generation) and ONE completion batch row per lane group.
+-- Returns one row per input position: 'completed', 'closed' (the attempt already has closure evidence; this
+-- includes a duplicate of the same attempt within the batch) or 'stale' (no such open attempt: wrong run_lease,
+-- receipt, batch or index).
+CREATE FUNCTION ${schema}.complete_compact(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[],
+                                           p_job_ids bigint[], p_run_leases bigint[], p_receipt_ids bigint[])
+RETURNS TABLE (job_id bigint, run_lease bigint, status text)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
+#variable_conflict use_column
+DECLARE
+    v_slot  int;
+    v_done  bigint[] := '{}';
+    v_part  bigint[];
+BEGIN
+    PERFORM pg_advisory_xact_lock(k)
+       FROM (SELECT DISTINCT ${schema}.attempt_lock_key(x.j, x.r) AS k
+               FROM unnest(p_job_ids, p_run_leases) AS x(j, r)
+              ORDER BY 1) keys;
+
+    FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
+        WITH f AS (
+            SELECT DISTINCT ON (x.rid) x.*
+              FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids)
+                   WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ord)
+             WHERE x.cs = v_slot
+             ORDER BY x.rid, x.ord
+        ),
+        ok AS MATERIALIZED (
+            SELECT f.ord, f.jid, f.rl, f.rid, b.ready_slot, b.ready_generation, b.queue, b.priority, b.enqueue_shard,
+                   b.lane_seqs[f.idx] AS lane_seq, b.attempts[f.idx] AS attempt, b.claimed_at
+              FROM f
+              JOIN ${schema}.lease_claim_batches b ON b.claim_slot = v_slot AND b.batch_id = f.bid
+             WHERE f.idx BETWEEN 1 AND b.claimed_count
+               AND b.job_ids[f.idx] = f.jid AND b.run_leases[f.idx] = f.rl AND b.receipt_ids[f.idx] = f.rid
+               AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
+                                WHERE c.claim_slot = v_slot AND c.receipt_ranges @> f.rid)
+               AND NOT EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl)
+        ),
+        gone AS (
+            DELETE FROM ${schema}.attempt_state a USING ok WHERE a.job_id = ok.jid AND a.run_lease = ok.rl
+        ),
+        closure AS (
+            INSERT INTO ${schema}.lease_claim_closure_batches (claim_slot, ready_slot, ready_generation, outcome,
+                                                               closed_count, receipt_ids, receipt_ranges, closed_at)
+            SELECT v_slot, ok.ready_slot, ok.ready_generation, 'completed', count(*), array_agg(ok.rid ORDER BY ok.rid),
+                   range_agg(int8range(ok.rid, ok.rid + 1)), clock_timestamp()
+              FROM ok
+             GROUP BY ok.ready_slot, ok.ready_generation
+        ),
+        terminal AS (
+            INSERT INTO ${schema}.receipt_completion_batches (ready_slot, ready_generation, claim_slot, queue, priority,
+                                                              enqueue_shard, completed_count, job_ids, run_leases,
+                                                              lane_seqs, attempts, attempted_ats, finalized_at)
+            SELECT ok.ready_slot, ok.ready_generation, v_slot, ok.queue, ok.priority, ok.enqueue_shard, count(*),
+                   array_agg(ok.jid ORDER BY ok.lane_seq, ok.jid), array_agg(ok.rl ORDER BY ok.lane_seq, ok.jid),
+                   array_agg(ok.lane_seq ORDER BY ok.lane_seq, ok.jid), array_agg(ok.attempt ORDER BY ok.lane_seq, ok.jid),
+                   array_agg(ok.claimed_at ORDER BY ok.lane_seq, ok.jid), clock_timestamp()
+              FROM ok
+             GROUP BY ok.ready_slot, ok.ready_generation, ok.queue, ok.priority, ok.enqueue_shard
+        )
+        SELECT coalesce(array_agg(ok.ord), '{}') INTO v_part FROM ok;
+        v_done := v_done || v_part;
+    END LOOP;
+
+    RETURN QUERY
+    SELECT x.jid, x.rl,
+           CASE WHEN x.ord = ANY (v_done) THEN 'completed'
+                WHEN NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_batches b
+                                  WHERE b.claim_slot = x.cs AND b.batch_id = x.bid
+                                    AND x.idx BETWEEN 1 AND b.claimed_count AND b.job_ids[x.idx] = x.jid
+                                    AND b.run_leases[x.idx] = x.rl AND b.receipt_ids[x.idx] = x.rid) THEN 'stale'
+                WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
+                              WHERE c.claim_slot = x.cs AND c.receipt_ranges @> x.rid) THEN 'closed'
+                ELSE 'stale' END
+      FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids)
+           WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ord)
+     ORDER BY x.ord;
+END
+$$;
