@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
@@ -46,7 +47,7 @@ final class BaselineSystem implements QueueSystem {
     private final String table;
     private final BlockingQueue<Connection> enqueueConnections;
     private final List<Connection> allConnections = new ArrayList<>();
-    private final Map<Connection, Map<Integer, PreparedStatement>> insertStatements = new HashMap<>();
+    private final Map<Connection, Map<Integer, PreparedStatement>> insertStatements = new ConcurrentHashMap<>();
 
     private volatile boolean running;
     private Semaphore slots;
@@ -139,7 +140,9 @@ final class BaselineSystem implements QueueSystem {
         }
         Connection c = enqueueConnections.take();
         try {
-            PreparedStatement ps = insertStatements.computeIfAbsent(c, k -> new HashMap<>()).get(jobs.size());
+            // the inner map belongs to the connection, and a connection to one thread at a time
+            Map<Integer, PreparedStatement> byRows = insertStatements.computeIfAbsent(c, k -> new HashMap<>());
+            PreparedStatement ps = byRows.get(jobs.size());
             if (ps == null) {
                 StringBuilder sql = new StringBuilder("INSERT INTO ").append(table)
                         .append(" (queue, kind, args, enqueued_us) VALUES ");
@@ -147,7 +150,7 @@ final class BaselineSystem implements QueueSystem {
                     sql.append(i == 0 ? "" : ", ").append("(?, ?, ?::jsonb, ?)");
                 }
                 ps = c.prepareStatement(sql.toString());
-                insertStatements.get(c).put(jobs.size(), ps);
+                byRows.put(jobs.size(), ps);
             }
             int p = 1;
             for (BenchJob j : jobs) {
@@ -321,9 +324,13 @@ final class BaselineSystem implements QueueSystem {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() {
         if (running) {
-            stopWorkers();
+            try {
+                stopWorkers();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         synchronized (allConnections) {
             for (Connection c : allConnections) {

@@ -45,8 +45,9 @@ interface QueueSystem extends AutoCloseable {
         return java.util.Map.of();
     }
 
+    /** Stops everything and closes every connection; never throws checked exceptions. */
     @Override
-    void close() throws Exception;
+    void close();
 
     /** One job as the harness produces it. {@code argsJson} is identical for both systems. */
     record BenchJob(long seq, long enqueuedMicros, String argsJson) {

@@ -2,6 +2,7 @@ package dev.riffle.bench;
 
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.RiffleConfig;
+import dev.riffle.engine.RiffleStats;
 import dev.riffle.engine.api.JobClient;
 import dev.riffle.engine.api.NewJob;
 import java.sql.Connection;
@@ -24,6 +25,7 @@ final class RiffleSystem implements QueueSystem {
     private Riffle riffle;
     private JobClient client;
     private Disposable workers;
+    private Map<String, Object> lastCounters = Map.of();
 
     RiffleSystem(BenchConfig cfg) {
         this.cfg = cfg;
@@ -42,11 +44,16 @@ final class RiffleSystem implements QueueSystem {
     @Override
     public Map<String, Object> describe() {
         Map<String, Object> m = new LinkedHashMap<>();
+        RiffleConfig c = config(false);
         m.put("driver", "r2dbc-postgresql through the Riffle engine");
-        m.put("pool_size", cfg.poolSize);
-        m.put("max_claim_batch", cfg.claimBatch);
-        m.put("completion_batch_size", cfg.ackBatch);
-        m.put("completion_window_ms", cfg.ackWindowMillis);
+        m.put("pool_size", c.poolSize());
+        m.put("max_claim_batch", c.maxClaimBatch());
+        m.put("completion_batch_size", c.completionBatchSize());
+        m.put("completion_window_ms", c.completionWindow().toMillis());
+        m.put("completion_flush_concurrency", c.completionFlushConcurrency());
+        m.put("poll_interval_ms", c.pollInterval().toMillis());
+        m.put("safety_poll_interval_ms", c.safetyPollInterval().toMillis());
+        m.put("cursor_advance_delay_ms", c.cursorAdvanceDelay().toMillis());
         m.put("handler", "subscribe(queue).flatMap(job -> [delay].then(job.complete()), W, 1)");
         return m;
     }
@@ -56,20 +63,30 @@ final class RiffleSystem implements QueueSystem {
         try (Statement st = admin.createStatement()) {
             st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         }
+        // migrate now, outside every measured phase: start with migrate(true), then close again
+        Riffle migrated = Riffle.start(config(true)).block(Duration.ofMinutes(2));
+        if (migrated != null) {
+            migrated.close().block(Duration.ofMinutes(1));
+        }
     }
 
-    @Override
-    public void open() {
-        RiffleConfig config = RiffleConfig.builder()
+    /** The engine configuration; {@code migrate} only in {@link #reset}, so migrations never fall into a phase. */
+    private RiffleConfig config(boolean migrate) {
+        return RiffleConfig.builder()
                 .url(cfg.url)
                 .schema(schema)
                 .poolSize(cfg.poolSize)
-                .migrate(true)
+                .applicationName("riffle-bench")
+                .migrate(migrate)
                 .maxClaimBatch(cfg.claimBatch)
                 .completionBatchSize(cfg.ackBatch)
                 .completionWindow(Duration.ofMillis(cfg.ackWindowMillis))
                 .build();
-        riffle = Riffle.start(config).block(Duration.ofMinutes(2));
+    }
+
+    @Override
+    public void open() {
+        riffle = Riffle.start(config(false)).block(Duration.ofMinutes(2));
         client = riffle.client();
     }
 
@@ -109,6 +126,23 @@ final class RiffleSystem implements QueueSystem {
             workers.dispose();
             workers = null;
         }
+    }
+
+    @Override
+    public Map<String, Object> counters() {
+        if (riffle != null) {
+            RiffleStats st = riffle.stats();
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("claim_batches", st.claimBatches());
+            m.put("claimed_jobs", st.claimedJobs());
+            m.put("empty_claims", st.emptyClaims());
+            m.put("completion_batches", st.completionBatches());
+            m.put("completed", st.completed());
+            m.put("rejected", st.rejected());
+            m.put("listening", st.listening());
+            lastCounters = m;
+        }
+        return lastCounters;
     }
 
     @Override

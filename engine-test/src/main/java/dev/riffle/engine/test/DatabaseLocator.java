@@ -78,7 +78,8 @@ public final class DatabaseLocator {
             }
             long t0 = System.nanoTime();
             try {
-                LocatedDatabase result = lookUp(System.getenv());
+                LocatedDatabase result = lookUp(System.getenv(), LOCAL_HOST, LOCAL_PORT,
+                        Path.of(System.getProperty("user.home")));
                 log.info("Riffle test database: {} (found in {} ms)", result.description(), millisSince(t0));
                 located = result;
                 return result;
@@ -116,7 +117,8 @@ public final class DatabaseLocator {
         return sharedEmbedded;
     }
 
-    private static LocatedDatabase lookUp(Map<String, String> env) {
+    /** The uncached lookup; host, port and home are parameters so tests can steer it past a running local server. */
+    static LocatedDatabase lookUp(Map<String, String> env, String localHost, int localPort, Path home) {
         Optional<LocatedDatabase> fromEnv = fromEnvironment(env);
         if (fromEnv.isPresent()) {
             return fromEnv.get();
@@ -125,17 +127,17 @@ public final class DatabaseLocator {
         reasons.add(URL_ENV + " not set");
 
         try {
-            Optional<LocatedDatabase> local = probeLocalServer(env, LOCAL_HOST, LOCAL_PORT, LOCAL_CONNECT_TIMEOUT);
+            Optional<LocatedDatabase> local = probeLocalServer(env, localHost, localPort, LOCAL_CONNECT_TIMEOUT);
             if (local.isPresent()) {
                 return local.get();
             }
-            reasons.add("nothing listening on " + LOCAL_HOST + ":" + LOCAL_PORT);
+            reasons.add("nothing listening on " + localHost + ":" + localPort);
         } catch (RuntimeException e) {
             reasons.add("local server: " + e.getMessage());
             log.warn("Ignoring the local server: {}", e.getMessage());
         }
 
-        Optional<String> dockerSkip = testcontainersSkipReason(env);
+        Optional<String> dockerSkip = testcontainersSkipReason(env, home);
         if (dockerSkip.isEmpty()) {
             try {
                 return TestcontainersPostgres.start(env);
@@ -148,7 +150,10 @@ public final class DatabaseLocator {
         }
 
         try {
-            EmbeddedPostgresServer server = sharedEmbeddedServer();
+            EmbeddedPostgresServer server;
+            synchronized (LOCK) {
+                server = sharedEmbeddedServer();
+            }
             return new LocatedDatabase(server.url(), LocatedDatabase.Source.EMBEDDED, server.description());
         } catch (RuntimeException e) {
             reasons.add(e.getMessage());
@@ -235,11 +240,11 @@ public final class DatabaseLocator {
     }
 
     /** Empty when Testcontainers should be tried, otherwise why not. */
-    private static Optional<String> testcontainersSkipReason(Map<String, String> env) {
+    private static Optional<String> testcontainersSkipReason(Map<String, String> env, Path home) {
         if (!isClassPresent(TESTCONTAINERS_CLASS)) {
             return Optional.of("not on the classpath");
         }
-        if (!dockerHintPresent(env, Path.of(System.getProperty("user.home")))) {
+        if (!dockerHintPresent(env, home)) {
             return Optional.of("no Docker endpoint (DOCKER_HOST, docker.sock, ~/.testcontainers.properties)");
         }
         try {

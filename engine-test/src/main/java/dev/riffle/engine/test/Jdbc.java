@@ -1,6 +1,8 @@
 package dev.riffle.engine.test;
 
 import dev.riffle.engine.DatabaseUrl;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -33,7 +35,7 @@ final class Jdbc {
         url.options().forEach((key, value) -> {
             String jdbcKey = CARRIED_OPTIONS.get(key.toLowerCase(Locale.ROOT));
             if (jdbcKey != null) {
-                query.add(jdbcKey + "=" + java.net.URLEncoder.encode(value, java.nio.charset.StandardCharsets.UTF_8));
+                query.add(jdbcKey + "=" + URLEncoder.encode(value, StandardCharsets.UTF_8));
             }
         });
         return url.jdbcUrl() + query;

@@ -74,35 +74,44 @@ public final class TestDatabase {
     /**
      * Runs a query that returns one row with one numeric column, e.g. {@code SELECT count(*) FROM jobs WHERE state = ?}.
      *
+     * @param sql the query, with {@code ?} placeholders
      * @param params bound in order to {@code ?} placeholders
      * @throws IllegalStateException when there is not exactly one row, or the value is NULL or not a number
      * @throws TestDatabaseException when the statement fails
      */
     public long queryLong(String sql, Object... params) {
-        List<Map<String, @Nullable Object>> rows = queryRows(sql, params);
-        if (rows.size() != 1) {
-            throw new IllegalStateException("expected exactly one row but got " + rows.size() + ": " + sql);
+        try (Connection c = openJdbc(); PreparedStatement ps = prepare(c, sql, params); ResultSet rs = ps.executeQuery()) {
+            int columns = rs.getMetaData().getColumnCount();
+            if (columns != 1) {
+                throw new IllegalStateException("expected exactly one column but got " + columns + ": " + sql);
+            }
+            if (!rs.next()) {
+                throw new IllegalStateException("expected exactly one row but got none: " + sql);
+            }
+            Object value = rs.getObject(1);
+            if (rs.next()) {
+                throw new IllegalStateException("expected exactly one row but got more: " + sql);
+            }
+            if (value instanceof Number n) {
+                return n.longValue();
+            }
+            throw new IllegalStateException("expected a number but got "
+                    + (value == null ? "NULL" : value.getClass().getName() + " " + value) + ": " + sql);
+        } catch (SQLException e) {
+            throw new TestDatabaseException(sql, e);
         }
-        Map<String, @Nullable Object> row = rows.get(0);
-        if (row.size() != 1) {
-            throw new IllegalStateException("expected exactly one column but got " + row.keySet() + ": " + sql);
-        }
-        Object value = row.values().iterator().next();
-        if (value instanceof Number n) {
-            return n.longValue();
-        }
-        throw new IllegalStateException("expected a number but got " + (value == null ? "NULL" : value.getClass().getName()
-                + " " + value) + ": " + sql);
     }
 
     /**
      * Runs a query and returns all rows, each as a column-label-to-value map in select-list order.
      *
-     * <p>Values are what pgjdbc returns, except that SQL arrays become {@link List}s and {@code json}/{@code jsonb} and
+     * <p>Column labels must be unique (alias duplicates). Values are what pgjdbc returns, except that SQL arrays become {@link List}s and {@code json}/{@code jsonb} and
      * other driver-specific objects become their text, so rows compare with plain {@code equals} in assertions.
      *
+     * @param sql the query, with {@code ?} placeholders
      * @param params bound in order to {@code ?} placeholders; {@link Instant}s are sent as UTC timestamps
      * @throws TestDatabaseException when the statement fails
+     * @throws IllegalArgumentException when two columns share a label
      */
     public List<Map<String, @Nullable Object>> queryRows(String sql, Object... params) {
         try (Connection c = openJdbc(); PreparedStatement ps = prepare(c, sql, params); ResultSet rs = ps.executeQuery()) {
@@ -111,7 +120,13 @@ public final class TestDatabase {
             while (rs.next()) {
                 Map<String, @Nullable Object> row = new LinkedHashMap<>();
                 for (int i = 1; i <= md.getColumnCount(); i++) {
-                    row.put(md.getColumnLabel(i), plain(rs.getObject(i)));
+                    String label = md.getColumnLabel(i);
+                    if (row.containsKey(label)) {
+                        // A map would silently keep only one of them, and an assertion would check the wrong value.
+                        throw new IllegalArgumentException("column label '" + label + "' appears twice; alias the "
+                                + "columns (SELECT a.id AS a_id, ...): " + sql);
+                    }
+                    row.put(label, plain(rs.getObject(i)));
                 }
                 rows.add(row);
             }
@@ -124,6 +139,7 @@ public final class TestDatabase {
     /**
      * Runs one statement (DML, DDL, or a SELECT used for its side effect such as {@code pg_notify}).
      *
+     * @param sql the statement, with {@code ?} placeholders
      * @param params bound in order to {@code ?} placeholders
      * @return the number of rows affected, or 0 for statements that return rows or count nothing
      * @throws TestDatabaseException when the statement fails
@@ -183,6 +199,7 @@ public final class TestDatabase {
     public static final class TestDatabaseException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
+        /** Copied out of the cause so assertions can check it without casting to {@link SQLException}. */
         private final @Nullable String sqlState;
 
         TestDatabaseException(String sql, SQLException cause) {

@@ -1,0 +1,290 @@
+package dev.riffle.bench;
+
+import dev.riffle.engine.DatabaseUrl;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** Command-line options. Every option has a default; {@code --smoke} switches the defaults to a run of seconds. */
+final class BenchConfig {
+
+    static final String DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test";
+
+    DatabaseUrl url;
+    String urlSource;
+    boolean smoke;
+    List<String> systems = List.of("baseline", "riffle");
+    List<String> scenarios = List.of("drain", "steady", "pinned");
+    int jobs = 100_000;
+    List<Integer> workers = List.of(16, 64);
+    List<Integer> delaysMillis = List.of(0, 1);
+    int rounds = 1;
+    int steadySeconds = 30;
+    double steadyRate = 0;
+    double steadyLoad = 0.5;
+    int steadyWorkers = 0;
+    int steadyDelayMillis = 1;
+    int pinnedSeconds = 30;
+    int recoverySeconds = 30;
+    int enqueueBatch = 500;
+    int enqueueConcurrency = 2;
+    int claimBatch = 128;
+    int ackBatch = 512;
+    int ackWindowMillis = 2;
+    int poolSize = 8;
+    int baselineClaimers = 2;
+    int baselineAckers = 1;
+    int baselinePollMs = 10;
+    int payloadPad = 32;
+    int producerTickMillis = 10;
+    int settleMillis = 3000;
+    int statsWaitMillis = 1500;
+    int drainTimeoutSeconds = 600;
+    boolean pgstattuple = true;
+    String database;
+    Path out = Path.of("bench-results", "latest.json");
+    Path writeDocs;
+    Path renderFrom;
+
+    static String usage() {
+        return String.join("\n",
+                "Usage: BenchMain [options]",
+                "  Database: RIFFLE_DATABASE_URL (r2dbc:postgresql://, postgresql://, postgres://, jdbc:postgresql://),",
+                "            else " + DEFAULT_URL,
+                "  --url <url>                  override RIFFLE_DATABASE_URL",
+                "  --database <name>            run in this database on the same server, created if missing (keeps",
+                "                               other sessions' commits out of pg_stat_database counts)",
+                "  --smoke                      a run of seconds for CI: 2,000 jobs, W=16, 1 ms, steady/pinned/recovery 2 s",
+                "  --systems baseline,riffle    which systems (alternated in this order, reversed every other round)",
+                "  --scenarios drain,steady,pinned",
+                "  --jobs N                     drain: jobs pre-enqueued per run (default 100000)",
+                "  --workers 16,64              drain: handler concurrencies W",
+                "  --delays-ms 0,1              drain: handler delays (0 = no work; else non-blocking delay)",
+                "  --rounds R                   repeat everything R times; the summary takes the median (default 1)",
+                "  --steady-seconds S           steady: producer duration (default 30)",
+                "  --steady-rate R              steady/pinned: fixed jobs/s for both systems (default: load x drain peak)",
+                "  --steady-load F              steady/pinned: fraction of each system's drain peak (default 0.5)",
+                "  --steady-workers W           steady/pinned: handler concurrency (default: largest --workers)",
+                "  --steady-delay-ms D          steady/pinned: handler delay (default 1)",
+                "  --pinned-seconds S           pinned: seconds with an idle-in-transaction xid held (default 30)",
+                "  --recovery-seconds S         pinned: seconds of load after the release (default 30)",
+                "  --enqueue-batch B            jobs per enqueue statement/call when pre-enqueuing (default 500)",
+                "  --enqueue-concurrency C      concurrent enqueue calls when pre-enqueuing (default 2)",
+                "  --claim-batch N              max jobs per claim (both systems; default 128)",
+                "  --ack-batch N                max jobs per ack/completion batch (both systems; default 512)",
+                "  --ack-window-ms N            Riffle completionWindow (default 2)",
+                "  --pool-size N                Riffle connection pool size (default 8)",
+                "  --baseline-claimers N        baseline claim threads/connections (default 2)",
+                "  --baseline-ackers N          baseline ack threads/connections (default 1)",
+                "  --baseline-poll-ms N         baseline sleep after an empty claim (default 10)",
+                "  --payload-pad N              padding characters in every job's args (default 32)",
+                "  --producer-tick-ms N         steady/pinned: the producer commits what is due every N ms (default 10)",
+                "  --settle-ms N                wait after draining, system still running, before counting dead tuples"
+                        + " (default 3000)",
+                "  --stats-wait-ms N            wait after closing a system before reading pg_stat counters (default 1500)",
+                "  --drain-timeout-s N          give up waiting for a drain after N seconds (default 600)",
+                "  --no-pgstattuple             count dead tuples from pg_stat_user_tables only",
+                "  --out <file>                 JSON results (default bench-results/latest.json)",
+                "  --write-docs <file>          also write the Markdown report (e.g. docs/benchmarks.md)",
+                "  --render <json>              do not run; render an earlier JSON file (stdout table, --write-docs)",
+                "  --help");
+    }
+
+    static BenchConfig parse(String[] args, Map<String, String> env) {
+        BenchConfig c = new BenchConfig();
+        List<String> a = new ArrayList<>(Arrays.asList(args));
+        if (a.contains("--smoke")) {
+            c.applySmokeDefaults();
+        }
+        String url = null;
+        for (int i = 0; i < a.size(); i++) {
+            String k = a.get(i);
+            String v = null;
+            int eq = k.indexOf('=');
+            if (k.startsWith("--") && eq > 0) {
+                v = k.substring(eq + 1);
+                k = k.substring(0, eq);
+            }
+            switch (k) {
+                case "--smoke" -> c.smoke = true;
+                case "--no-pgstattuple" -> c.pgstattuple = false;
+                case "--help", "-h" -> throw new UsageException(usage());
+                default -> {
+                    if (!k.startsWith("--")) {
+                        throw new UsageException("unexpected argument: " + k + "\n" + usage());
+                    }
+                    if (v == null) {
+                        if (i + 1 >= a.size()) {
+                            throw new UsageException("missing value for " + k);
+                        }
+                        v = a.get(++i);
+                    }
+                    try {
+                        c.set(k, v);
+                    } catch (NumberFormatException e) {
+                        throw new UsageException("bad number for " + k + ": " + v);
+                    }
+                    if (k.equals("--url")) {
+                        url = v;
+                    }
+                }
+            }
+        }
+        if (url != null) {
+            c.urlSource = "--url";
+        } else if (env.get("RIFFLE_DATABASE_URL") != null && !env.get("RIFFLE_DATABASE_URL").isBlank()) {
+            url = env.get("RIFFLE_DATABASE_URL");
+            c.urlSource = "RIFFLE_DATABASE_URL";
+        } else {
+            url = DEFAULT_URL;
+            c.urlSource = "default";
+        }
+        try {
+            c.url = DatabaseUrl.parse(url);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+        c.validate();
+        return c;
+    }
+
+    private void applySmokeDefaults() {
+        smoke = true;
+        jobs = 2_000;
+        workers = List.of(16);
+        delaysMillis = List.of(1);
+        steadySeconds = 2;
+        pinnedSeconds = 2;
+        recoverySeconds = 2;
+        settleMillis = 500;
+        statsWaitMillis = 1100;
+        drainTimeoutSeconds = 60;
+        out = Path.of("bench-results", "smoke.json");
+    }
+
+    private void set(String k, String v) {
+        switch (k) {
+            case "--url" -> { }
+            case "--database" -> database = v;
+            case "--systems" -> systems = words(v, List.of("baseline", "riffle"));
+            case "--scenarios" -> scenarios = words(v, List.of("drain", "steady", "pinned"));
+            case "--jobs" -> jobs = Integer.parseInt(v.replace("_", ""));
+            case "--workers" -> workers = ints(v);
+            case "--delays-ms" -> delaysMillis = ints(v);
+            case "--rounds" -> rounds = Integer.parseInt(v);
+            case "--steady-seconds" -> steadySeconds = Integer.parseInt(v);
+            case "--steady-rate" -> steadyRate = Double.parseDouble(v);
+            case "--steady-load" -> steadyLoad = Double.parseDouble(v);
+            case "--steady-workers" -> steadyWorkers = Integer.parseInt(v);
+            case "--steady-delay-ms" -> steadyDelayMillis = Integer.parseInt(v);
+            case "--pinned-seconds" -> pinnedSeconds = Integer.parseInt(v);
+            case "--recovery-seconds" -> recoverySeconds = Integer.parseInt(v);
+            case "--enqueue-batch" -> enqueueBatch = Integer.parseInt(v);
+            case "--enqueue-concurrency" -> enqueueConcurrency = Integer.parseInt(v);
+            case "--claim-batch" -> claimBatch = Integer.parseInt(v);
+            case "--ack-batch" -> ackBatch = Integer.parseInt(v);
+            case "--ack-window-ms" -> ackWindowMillis = Integer.parseInt(v);
+            case "--pool-size" -> poolSize = Integer.parseInt(v);
+            case "--baseline-claimers" -> baselineClaimers = Integer.parseInt(v);
+            case "--baseline-ackers" -> baselineAckers = Integer.parseInt(v);
+            case "--baseline-poll-ms" -> baselinePollMs = Integer.parseInt(v);
+            case "--payload-pad" -> payloadPad = Integer.parseInt(v);
+            case "--producer-tick-ms" -> producerTickMillis = Integer.parseInt(v);
+            case "--settle-ms" -> settleMillis = Integer.parseInt(v);
+            case "--stats-wait-ms" -> statsWaitMillis = Integer.parseInt(v);
+            case "--drain-timeout-s" -> drainTimeoutSeconds = Integer.parseInt(v);
+            case "--out" -> out = Path.of(v);
+            case "--write-docs" -> writeDocs = Path.of(v);
+            case "--render" -> renderFrom = Path.of(v);
+            default -> throw new UsageException("unknown option: " + k + "\n" + usage());
+        }
+    }
+
+    private void validate() {
+        if (jobs < 1 || rounds < 1 || enqueueBatch < 1 || enqueueConcurrency < 1 || claimBatch < 1 || ackBatch < 1
+                || poolSize < 1 || baselineClaimers < 1 || baselineAckers < 1 || workers.isEmpty()
+                || delaysMillis.isEmpty() || steadySeconds < 1 || pinnedSeconds < 1 || recoverySeconds < 1
+                || steadyLoad <= 0 || payloadPad < 0 || baselinePollMs < 0 || producerTickMillis < 1) {
+            throw new UsageException("option out of range\n" + usage());
+        }
+        if (enqueueBatch * 4 > 32_000) {
+            throw new UsageException("--enqueue-batch at most 8000 (the baseline binds 4 parameters per row)");
+        }
+        if (steadyWorkers == 0) {
+            steadyWorkers = workers.stream().mapToInt(Integer::intValue).max().orElse(16);
+        }
+    }
+
+    Map<String, Object> toMap() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("database", url.r2dbcUrl());
+        m.put("database_source", urlSource + (database != null ? " + --database " + database : ""));
+        m.put("smoke", smoke);
+        m.put("systems", new ArrayList<Object>(systems));
+        m.put("scenarios", new ArrayList<Object>(scenarios));
+        m.put("jobs", jobs);
+        m.put("workers", new ArrayList<Object>(workers));
+        m.put("delays_ms", new ArrayList<Object>(delaysMillis));
+        m.put("rounds", rounds);
+        m.put("steady_seconds", steadySeconds);
+        m.put("steady_rate_fixed", steadyRate > 0 ? steadyRate : null);
+        m.put("steady_load", steadyLoad);
+        m.put("steady_workers", steadyWorkers);
+        m.put("steady_delay_ms", steadyDelayMillis);
+        m.put("pinned_seconds", pinnedSeconds);
+        m.put("recovery_seconds", recoverySeconds);
+        m.put("enqueue_batch", enqueueBatch);
+        m.put("enqueue_concurrency", enqueueConcurrency);
+        m.put("claim_batch", claimBatch);
+        m.put("ack_batch", ackBatch);
+        m.put("ack_window_ms", ackWindowMillis);
+        m.put("riffle_pool_size", poolSize);
+        m.put("baseline_claimers", baselineClaimers);
+        m.put("baseline_ackers", baselineAckers);
+        m.put("baseline_poll_ms", baselinePollMs);
+        m.put("payload_pad", payloadPad);
+        m.put("producer_tick_ms", producerTickMillis);
+        m.put("settle_ms", settleMillis);
+        m.put("stats_wait_ms", statsWaitMillis);
+        return m;
+    }
+
+    private static List<String> words(String v, List<String> allowed) {
+        List<String> out = new ArrayList<>();
+        for (String w : v.split(",")) {
+            String t = w.trim().toLowerCase(Locale.ROOT);
+            if (t.isEmpty()) {
+                continue;
+            }
+            if (!allowed.contains(t)) {
+                throw new UsageException("unknown value " + t + " (allowed: " + allowed + ")");
+            }
+            out.add(t);
+        }
+        if (out.isEmpty()) {
+            throw new UsageException("empty list: " + v);
+        }
+        return List.copyOf(out);
+    }
+
+    private static List<Integer> ints(String v) {
+        List<Integer> out = new ArrayList<>();
+        for (String w : v.split(",")) {
+            if (!w.isBlank()) {
+                out.add(Integer.parseInt(w.trim()));
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /** A bad command line; the message is meant for the user. */
+    static final class UsageException extends RuntimeException {
+        UsageException(String msg) {
+            super(msg);
+        }
+    }
+}

@@ -1,0 +1,289 @@
+package dev.riffle.bench;
+
+import java.io.IOException;
+import java.lang.reflect.Constructor;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Entry point of the benchmark. See {@link BenchConfig#usage()} for the flags and {@code docs/benchmarks.md} for what
+ * the numbers mean.
+ */
+public final class BenchMain {
+
+    private BenchMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        try {
+            run(args, System.getenv());
+        } catch (BenchConfig.UsageException e) {
+            System.out.println(e.getMessage());
+            if (!e.getMessage().startsWith("Usage:")) {
+                throw new IllegalArgumentException("bad command line (see above)");
+            }
+        }
+    }
+
+    /** Runs the benchmark (or renders an earlier result) and returns the result tree that was written as JSON. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> run(String[] args, Map<String, String> env) throws Exception {
+        BenchConfig cfg = BenchConfig.parse(args, env);
+        if (cfg.renderFrom != null) {
+            Map<String, Object> result = (Map<String, Object>) Json.parse(Files.readString(cfg.renderFrom));
+            System.out.print(Report.table(result));
+            if (cfg.writeDocs != null) {
+                Report.writeDocs(cfg.writeDocs, result);
+                System.out.println("\nwrote " + cfg.writeDocs);
+            }
+            return result;
+        }
+
+        boolean created = Monitor.useDatabase(cfg);
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("format", "riffle-bench/1");
+        result.put("command", "mvn -B -q -pl bench exec:java -Dexec.args=\"" + String.join(" ", args) + "\"");
+        result.put("started_at", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
+        Map<String, Object> machine = machineFacts();
+        result.put("machine", machine);
+
+        Map<String, Object> systems = new LinkedHashMap<>();
+        List<String> runnable = new ArrayList<>();
+        Constructor<?> riffleCtor = null;
+        for (String s : cfg.systems) {
+            if (s.equals("baseline")) {
+                systems.put(s, new BaselineSystem(cfg).describe());
+                runnable.add(s);
+            } else {
+                try {
+                    riffleCtor = Class.forName("dev.riffle.bench.RiffleSystem").getDeclaredConstructor(BenchConfig.class);
+                    QueueSystem probe = (QueueSystem) riffleCtor.newInstance(cfg);
+                    systems.put(s, probe.describe());
+                    runnable.add(s);
+                } catch (ReflectiveOperationException | LinkageError e) {
+                    Map<String, Object> d = new LinkedHashMap<>();
+                    d.put("available", false);
+                    d.put("reason", "RiffleSystem is not built (the engine API was missing at build time): " + e);
+                    systems.put(s, d);
+                    System.out.println("riffle: not available, running without it (" + e + ")");
+                }
+            }
+        }
+        result.put("systems", systems);
+        result.put("config", cfg.toMap());
+        if (created) {
+            System.out.println("created database " + cfg.database);
+        }
+
+        final Constructor<?> ctor = riffleCtor;
+        List<Map<String, Object>> runs = new ArrayList<>();
+        try (Monitor mon = new Monitor(cfg)) {
+            result.put("postgres", mon.serverFacts());
+            mon.enablePgstattuple();
+            result.put("dead_tuple_method", mon.pgstattupleNote());
+            Runner runner = new Runner(cfg, mon, name -> newSystem(name, cfg, ctor));
+            System.out.printf(Locale.ROOT, "riffle-bench: %s on %s (%s), systems %s, scenarios %s%n",
+                    cfg.smoke ? "smoke run" : "full run", cfg.url.r2dbcUrl(), cfg.urlSource, runnable, cfg.scenarios);
+
+            for (int round = 1; round <= cfg.rounds; round++) {
+                List<String> order = new ArrayList<>(runnable);
+                if (round % 2 == 0) {
+                    java.util.Collections.reverse(order);
+                }
+                Map<String, Double> peak = new LinkedHashMap<>();
+                if (cfg.scenarios.contains("drain")) {
+                    for (int w : cfg.workers) {
+                        for (int d : cfg.delaysMillis) {
+                            for (String sys : order) {
+                                Map<String, Object> r = runner.drain(sys, w, d);
+                                record(runs, r, round);
+                                double c = ((Number) ((Map<String, Object>) r.get("metrics"))
+                                        .get("completed_jobs_per_s")).doubleValue();
+                                peak.merge(sys, c, Math::max);
+                            }
+                        }
+                    }
+                }
+                for (String scenario : List.of("steady", "pinned")) {
+                    if (!cfg.scenarios.contains(scenario)) {
+                        continue;
+                    }
+                    for (String sys : order) {
+                        double rate;
+                        String source;
+                        if (cfg.steadyRate > 0) {
+                            rate = cfg.steadyRate;
+                            source = "--steady-rate";
+                        } else if (peak.containsKey(sys)) {
+                            rate = Math.max(1, Math.floor(peak.get(sys) * cfg.steadyLoad));
+                            source = cfg.steadyLoad + " x drain peak " + Math.round(peak.get(sys)) + " jobs/s";
+                        } else {
+                            rate = 1000;
+                            source = "fallback (no drain run and no --steady-rate)";
+                        }
+                        record(runs, runner.steady(sys, rate, source, scenario.equals("pinned")), round);
+                    }
+                }
+            }
+        }
+        machine.put("loadavg_end", loadavg());
+        result.put("finished_at", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
+
+        Summary.linkPinnedToSteady(runs);
+        Map<String, Object> summary = Summary.summarize(runs, runnable);
+        result.put("summary", summary);
+        result.put("targets", Summary.targets(summary, cfg.workers, cfg.jobs));
+        result.put("notes", notes(cfg));
+        result.put("runs", new ArrayList<Object>(runs));
+
+        Path out = cfg.out;
+        if (out.toAbsolutePath().getParent() != null) {
+            Files.createDirectories(out.toAbsolutePath().getParent());
+        }
+        Files.writeString(out, Json.write(result));
+        System.out.print(Report.table(result));
+        System.out.println("\nwrote " + out.toAbsolutePath());
+        if (cfg.writeDocs != null) {
+            Report.writeDocs(cfg.writeDocs, result);
+            System.out.println("wrote " + cfg.writeDocs.toAbsolutePath());
+        }
+        return result;
+    }
+
+    private static QueueSystem newSystem(String name, BenchConfig cfg, Constructor<?> riffleCtor) {
+        if (name.equals("baseline")) {
+            return new BaselineSystem(cfg);
+        }
+        try {
+            return (QueueSystem) riffleCtor.newInstance(cfg);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void record(List<Map<String, Object>> runs, Map<String, Object> r, int round) {
+        Map<String, Object> withRound = new LinkedHashMap<>();
+        withRound.put("round", round);
+        withRound.putAll(r);
+        runs.add(withRound);
+        Map<String, Object> m = (Map<String, Object>) r.get("metrics");
+        StringBuilder line = new StringBuilder();
+        line.append(String.format(Locale.ROOT, "[round %d] %-26s %-8s completed %s jobs/s", round, r.get("key"),
+                r.get("system"), Report.fmt(m.get("completed_jobs_per_s"), "int")));
+        if (m.containsKey("wal_bytes_per_job_drain")) {
+            line.append(", enqueue ").append(Report.fmt(m.get("enqueue_jobs_per_s"), "int")).append(" jobs/s")
+                    .append(", WAL ").append(Report.fmt(m.get("wal_bytes_per_job_drain"), "d0")).append(" B/job (drain)")
+                    .append(", commits ").append(Report.fmt(m.get("commits_per_job_drain"), "d4")).append("/job");
+        } else {
+            line.append(" at ").append(Report.fmt(m.get("rate_target"), "int")).append(" jobs/s target, pickup p99 ")
+                    .append(Report.fmt(m.get("pickup_p99_ms"), "d2")).append(" ms");
+            if (m.containsKey("pinned_completed_jobs_per_s")) {
+                line.append(", pinned ").append(Report.fmt(m.get("pinned_completed_jobs_per_s"), "int"))
+                        .append(" jobs/s, backlog after recovery ").append(Report.fmt(m.get("backlog_end_recovery"), "int"));
+            }
+        }
+        line.append(", dead ").append(Report.fmt(m.get("dead_tuples_end"), "int"))
+                .append(", lost ").append(Report.fmt(m.get("jobs_lost"), "int"));
+        if (r.containsKey("first_error")) {
+            line.append(", errors ").append(m.get("errors")).append(" (first: ").append(r.get("first_error")).append(')');
+        }
+        System.out.println(line);
+    }
+
+    private static List<Object> notes(BenchConfig cfg) {
+        List<Object> n = new ArrayList<>();
+        n.add("Each run starts from a freshly created schema (`bench_baseline` or `bench_riffle`); the systems are"
+                + " alternated run by run (order reversed every other round).");
+        n.add("Throughput: drain = jobs / (last durable completion − handler start); enqueue = jobs / pre-enqueue wall"
+                + " time (" + cfg.enqueueConcurrency + " concurrent calls of " + cfg.enqueueBatch + " jobs each).");
+        n.add("Latency: from the moment the producer's enqueue commit returned to handler start (pickup) and to the"
+                + " moment the completion was durable; HdrHistogram, microsecond resolution. The producer commits what"
+                + " is due every " + cfg.producerTickMillis + " ms. A handler that starts before the producer saw its"
+                + " commit acknowledgement counts as 0.");
+        n.add("WAL bytes: `pg_current_wal_lsn()` difference, which is cluster-wide: anything else writing to the same"
+                + " server during a run is counted too.");
+        n.add("Commits: `pg_stat_database.xact_commit` difference for the current database, read only at phase"
+                + " boundaries after the system has closed its connections (a backend flushes its counters when it"
+                + " exits; PostgreSQL 15 otherwise holds them back for up to 10 s on an idle connection) and "
+                + cfg.statsWaitMillis + " ms have passed. It includes the harness's own few statements per phase"
+                + " (schema reset, snapshots, dead-tuple counts; listed as `harness_statements` in the JSON) and any"
+                + " other session in the same database. `xids_per_job` counts only transactions that wrote.");
+        n.add("Dead tuples: per table of the system's schema at the end of the run, after the system ran "
+                + cfg.settleMillis + " ms idle (so its maintenance, if any, had a chance) and was closed; `pgstattuple`"
+                + " when the extension can be created, else `n_dead_tup`.");
+        n.add("The baseline has no LISTEN/NOTIFY: after an empty claim it sleeps " + cfg.baselinePollMs + " ms, so"
+                + " its pickup latency is bounded by polling, and its idle polls show up in its commit count.");
+        n.add("Steady and pinned: unless --steady-rate is given, each system runs at " + cfg.steadyLoad + " × its own"
+                + " drain peak from the same round, so the two systems may run at different absolute rates.");
+        n.add("Pinned: throughput while pinned is compared with the clean steady run of the same system and round;"
+                + " 'drained in recovery' means the backlog at the end of recovery was at most max(2 × W, 0.1 s of"
+                + " load).");
+        n.add("Machine noise: the JVM (producer, handlers, drivers) and PostgreSQL share the same cores; absolute"
+                + " numbers vary by tens of percent between runs, ratios of alternated runs much less. Use --rounds"
+                + " for medians.");
+        return n;
+    }
+
+    private static Map<String, Object> machineFacts() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("cores", Runtime.getRuntime().availableProcessors());
+        m.put("cpu_model", cpuModel());
+        m.put("memory", memTotal());
+        m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " ("
+                + System.getProperty("os.arch") + ")" + osRelease());
+        m.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version") + " ("
+                + System.getProperty("java.vendor") + ")");
+        m.put("max_heap_mb", Runtime.getRuntime().maxMemory() / (1024 * 1024));
+        m.put("loadavg_start", loadavg());
+        return m;
+    }
+
+    private static String readFirst(String path, String prefix) {
+        try {
+            for (String line : Files.readAllLines(Path.of(path))) {
+                if (line.startsWith(prefix)) {
+                    return line;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+        return null;
+    }
+
+    private static String cpuModel() {
+        String l = readFirst("/proc/cpuinfo", "model name");
+        return l == null ? "unknown" : l.substring(l.indexOf(':') + 1).trim();
+    }
+
+    private static String memTotal() {
+        String l = readFirst("/proc/meminfo", "MemTotal:");
+        if (l == null) {
+            return "unknown";
+        }
+        long kb = Long.parseLong(l.replaceAll("[^0-9]", ""));
+        return String.format(Locale.ROOT, "%.1f GiB", kb / 1024.0 / 1024.0);
+    }
+
+    private static String osRelease() {
+        String l = readFirst("/etc/os-release", "PRETTY_NAME=");
+        return l == null ? "" : ", " + l.substring("PRETTY_NAME=".length()).replace("\"", "");
+    }
+
+    private static String loadavg() {
+        try {
+            String[] p = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return p[0] + " " + p[1] + " " + p[2];
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
+    }
+}

@@ -1,0 +1,337 @@
+package dev.riffle.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** Renders a result tree as the stdout table and as the generated part of the Markdown page. */
+final class Report {
+
+    static final String BEGIN = "<!-- BEGIN GENERATED BENCH RESULTS: written by `BenchMain --write-docs`; edit outside"
+            + " these markers -->";
+    static final String END = "<!-- END GENERATED BENCH RESULTS -->";
+
+    private Report() {
+    }
+
+    private record Row(String metric, String label, String fmt) {
+    }
+
+    private static final List<Row> DRAIN = List.of(
+            new Row("enqueue_jobs_per_s", "enqueue jobs/s", "int"),
+            new Row("completed_jobs_per_s", "completed jobs/s", "int"),
+            new Row("wal_bytes_per_job_enqueue", "WAL bytes/job, enqueue", "d0"),
+            new Row("wal_bytes_per_job_drain", "WAL bytes/job, drain", "d0"),
+            new Row("wal_bytes_per_job_total", "WAL bytes/job, enqueue+drain", "d0"),
+            new Row("commits_per_job_enqueue", "commits/job, enqueue", "d4"),
+            new Row("commits_per_job_drain", "commits/job, drain", "d4"),
+            new Row("commits_per_job_total", "commits/job, enqueue+drain", "d4"),
+            new Row("dead_tuples_after_enqueue", "dead tuples after enqueue", "int"),
+            new Row("dead_tuples_end", "dead tuples at end", "int"),
+            new Row("jobs_lost", "jobs lost", "int"),
+            new Row("jobs_completed_twice", "jobs completed twice", "int"));
+
+    private static final List<Row> STEADY = List.of(
+            new Row("rate_target", "producer rate (jobs/s)", "int"),
+            new Row("enqueue_jobs_per_s", "enqueue jobs/s", "int"),
+            new Row("completed_jobs_per_s", "completed jobs/s", "int"),
+            new Row("pickup_p50_ms", "pickup p50 (ms)", "d2"),
+            new Row("pickup_p95_ms", "pickup p95 (ms)", "d2"),
+            new Row("pickup_p99_ms", "pickup p99 (ms)", "d2"),
+            new Row("pickup_max_ms", "pickup max (ms)", "d2"),
+            new Row("complete_p50_ms", "durable completion p50 (ms)", "d2"),
+            new Row("complete_p95_ms", "durable completion p95 (ms)", "d2"),
+            new Row("complete_p99_ms", "durable completion p99 (ms)", "d2"),
+            new Row("wal_bytes_per_job", "WAL bytes/job", "d0"),
+            new Row("commits_per_job", "commits/job", "d4"),
+            new Row("dead_tuples_end", "dead tuples at end", "int"),
+            new Row("jobs_lost", "jobs lost", "int"));
+
+    private static final List<Row> PINNED = List.of(
+            new Row("rate_target", "producer rate (jobs/s)", "int"),
+            new Row("pinned_completed_jobs_per_s", "completed jobs/s while pinned", "int"),
+            new Row("pinned_fraction_of_clean", "… as a fraction of clean steady", "d2"),
+            new Row("recovery_completed_jobs_per_s", "completed jobs/s in recovery", "int"),
+            new Row("recovery_fraction_of_clean", "… as a fraction of clean steady", "d2"),
+            new Row("pinned_pickup_p99_ms", "pickup p99 while pinned (ms)", "d2"),
+            new Row("pinned_complete_p99_ms", "durable completion p99 while pinned (ms)", "d2"),
+            new Row("recovery_pickup_p99_ms", "pickup p99 in recovery (ms)", "d2"),
+            new Row("backlog_end_pinned", "backlog at end of pin", "int"),
+            new Row("backlog_end_recovery", "backlog at end of recovery", "int"),
+            new Row("drained_in_recovery", "backlog drained in recovery", "bool"),
+            new Row("dead_tuples_end_pinned", "dead tuples at end of pin", "int"),
+            new Row("dead_tuples_end_recovery", "dead tuples at end of recovery", "int"),
+            new Row("dead_tuples_end", "dead tuples at end (after settle)", "int"),
+            new Row("wal_bytes_per_job", "WAL bytes/job", "d0"),
+            new Row("commits_per_job", "commits/job", "d4"),
+            new Row("jobs_lost", "jobs lost", "int"));
+
+    private static List<Row> rowsFor(String key) {
+        if (key.startsWith("drain")) {
+            return DRAIN;
+        }
+        return key.equals("pinned") ? PINNED : STEADY;
+    }
+
+    // ------------------------------------------------------------------------------------------------ stdout
+
+    @SuppressWarnings("unchecked")
+    static String table(Map<String, Object> result) {
+        StringBuilder sb = new StringBuilder();
+        Map<String, Object> summary = (Map<String, Object>) result.get("summary");
+        for (var e : summary.entrySet()) {
+            Map<String, Object> entry = (Map<String, Object>) e.getValue();
+            Map<String, Object> b = (Map<String, Object>) entry.get("baseline");
+            Map<String, Object> r = (Map<String, Object>) entry.get("riffle");
+            Map<String, Object> ratio = (Map<String, Object>) entry.get("ratio_riffle_to_baseline");
+            sb.append('\n').append("== ").append(e.getKey());
+            Object rounds = entry.get("rounds");
+            if (rounds instanceof Number n && n.intValue() > 1) {
+                sb.append("  (median of ").append(n).append(" rounds)");
+            }
+            sb.append('\n');
+            sb.append(String.format(Locale.ROOT, "%-42s %14s %14s %10s%n", "metric", "baseline", "riffle",
+                    "riffle/base"));
+            for (Row row : rowsFor(e.getKey())) {
+                Object bv = b == null ? null : b.get(row.metric);
+                Object rv = r == null ? null : r.get(row.metric);
+                if (bv == null && rv == null) {
+                    continue;
+                }
+                Object q = ratio == null ? null : ratio.get(row.metric);
+                sb.append(String.format(Locale.ROOT, "%-42s %14s %14s %10s%n", row.label, fmt(bv, row.fmt),
+                        fmt(rv, row.fmt), q == null ? "" : fmt(q, "d2") + "x"));
+            }
+        }
+        List<Object> targets = (List<Object>) result.get("targets");
+        if (targets != null && !targets.isEmpty()) {
+            sb.append("\n== targets (issue #6)\n");
+            for (Object o : targets) {
+                Map<String, Object> t = (Map<String, Object>) o;
+                sb.append(String.format(Locale.ROOT, "%-5s %-78s goal %-28s measured %s%n", t.get("status"),
+                        t.get("target"), t.get("goal"), fmtTarget(t)));
+            }
+        }
+        return sb.toString();
+    }
+
+    private static String fmtTarget(Map<String, Object> t) {
+        Object v = t.get("value");
+        if (v == null) {
+            return "-";
+        }
+        if (v instanceof Boolean bool) {
+            return bool ? "yes" : "no";
+        }
+        String unit = String.valueOf(t.getOrDefault("unit", ""));
+        return fmt(v, "d2") + ("x".equals(unit) ? "x" : unit.isEmpty() ? "" : " " + unit);
+    }
+
+    static String fmt(Object v, String f) {
+        if (v == null) {
+            return "-";
+        }
+        if (v instanceof Boolean b) {
+            return b ? "yes" : "no";
+        }
+        if (!(v instanceof Number n)) {
+            return String.valueOf(v);
+        }
+        double d = n.doubleValue();
+        return switch (f) {
+            case "int" -> String.format(Locale.ROOT, "%,d", Math.round(d));
+            case "d0" -> String.format(Locale.ROOT, "%,.0f", d);
+            case "d2" -> String.format(Locale.ROOT, "%.2f", d);
+            case "d4" -> String.format(Locale.ROOT, "%.4f", d);
+            default -> String.valueOf(v);
+        };
+    }
+
+    // ---------------------------------------------------------------------------------------------- Markdown
+
+    @SuppressWarnings("unchecked")
+    static String markdown(Map<String, Object> result) {
+        StringBuilder sb = new StringBuilder();
+        Map<String, Object> machine = (Map<String, Object>) result.get("machine");
+        Map<String, Object> pg = (Map<String, Object>) result.get("postgres");
+        Map<String, Object> config = (Map<String, Object>) result.get("config");
+        sb.append(BEGIN).append("\n\n");
+        sb.append("## Latest results\n\n");
+        sb.append("Generated ").append(result.get("finished_at")).append(" by\n\n```\n")
+                .append(result.get("command")).append("\n```\n\n");
+        if (Boolean.TRUE.equals(config.get("smoke"))) {
+            sb.append("**This is a smoke run** (a few seconds, tiny job counts): its numbers show that the benchmark"
+                    + " works, not how fast anything is.\n\n");
+        }
+        sb.append("### Machine\n\n| | |\n|---|---|\n");
+        row(sb, "Date (UTC)", result.get("finished_at"));
+        row(sb, "CPU", machine.get("cpu_model") + " — " + machine.get("cores") + " cores visible to the JVM");
+        row(sb, "Memory", machine.get("memory"));
+        row(sb, "OS", machine.get("os"));
+        row(sb, "Java", machine.get("java"));
+        row(sb, "PostgreSQL", pg.get("version"));
+        row(sb, "PostgreSQL settings", "synchronous_commit=" + pg.get("synchronous_commit") + ", fsync="
+                + pg.get("fsync") + ", full_page_writes=" + pg.get("full_page_writes") + ", shared_buffers="
+                + pg.get("shared_buffers") + ", autovacuum=" + pg.get("autovacuum") + " (naptime "
+                + pg.get("autovacuum_naptime") + ")");
+        row(sb, "Load average before / after", machine.get("loadavg_start") + " / " + machine.get("loadavg_end"));
+        row(sb, "Other client backends at start", pg.get("client_backends_at_start"));
+        row(sb, "Dead-tuple counting", result.get("dead_tuple_method"));
+        sb.append('\n');
+
+        Map<String, Object> systems = (Map<String, Object>) result.get("systems");
+        sb.append("### Configuration\n\n");
+        sb.append("- Jobs per drain run: ").append(fmt(config.get("jobs"), "int")).append("; handler concurrency W: ")
+                .append(config.get("workers")).append("; handler delays (ms): ").append(config.get("delays_ms"))
+                .append("; rounds: ").append(config.get("rounds")).append(".\n");
+        sb.append("- Steady: ").append(config.get("steady_seconds")).append(" s at ")
+                .append(config.get("steady_rate_fixed") != null ? fmt(config.get("steady_rate_fixed"), "int")
+                        + " jobs/s for both systems" : fmt(config.get("steady_load"), "d2")
+                        + " × each system's own drain peak")
+                .append(", W=").append(config.get("steady_workers")).append(", ").append(config.get("steady_delay_ms"))
+                .append(" ms handler. Pinned: ").append(config.get("pinned_seconds")).append(" s with an idle-in-transaction")
+                .append(" xid held, then ").append(config.get("recovery_seconds")).append(" s of recovery at the same rate.\n");
+        for (var e : systems.entrySet()) {
+            sb.append("- `").append(e.getKey()).append("`: ");
+            Map<String, Object> d = (Map<String, Object>) e.getValue();
+            List<String> parts = new ArrayList<>();
+            for (var f : d.entrySet()) {
+                parts.add(f.getKey() + "=" + f.getValue());
+            }
+            sb.append(String.join("; ", parts)).append('\n');
+        }
+        sb.append('\n');
+
+        List<Object> targets = (List<Object>) result.get("targets");
+        if (targets != null && !targets.isEmpty()) {
+            sb.append("### Targets (issue #6)\n\n| Target | Goal | Measured | Status |\n|---|---|---|---|\n");
+            for (Object o : targets) {
+                Map<String, Object> t = (Map<String, Object>) o;
+                sb.append("| ").append(t.get("target")).append(" | ").append(t.get("goal")).append(" | ")
+                        .append(fmtTarget(t)).append(" | ").append(t.get("status")).append(" |\n");
+            }
+            sb.append('\n');
+        }
+
+        Map<String, Object> summary = (Map<String, Object>) result.get("summary");
+        for (var e : summary.entrySet()) {
+            Map<String, Object> entry = (Map<String, Object>) e.getValue();
+            Map<String, Object> b = (Map<String, Object>) entry.get("baseline");
+            Map<String, Object> r = (Map<String, Object>) entry.get("riffle");
+            Map<String, Object> ratio = (Map<String, Object>) entry.get("ratio_riffle_to_baseline");
+            sb.append("### ").append(e.getKey()).append("\n\n");
+            sb.append("| Metric | Baseline | Riffle | Riffle / baseline |\n|---|---:|---:|---:|\n");
+            for (Row row : rowsFor(e.getKey())) {
+                Object bv = b == null ? null : b.get(row.metric);
+                Object rv = r == null ? null : r.get(row.metric);
+                if (bv == null && rv == null) {
+                    continue;
+                }
+                Object q = ratio == null ? null : ratio.get(row.metric);
+                sb.append("| ").append(row.label).append(" | ").append(fmt(bv, row.fmt)).append(" | ")
+                        .append(fmt(rv, row.fmt)).append(" | ").append(q == null ? "" : fmt(q, "d2") + "×")
+                        .append(" |\n");
+            }
+            sb.append('\n');
+        }
+
+        sb.append("### Dead tuples per table at the end of each run\n\n");
+        sb.append("`n_dead_tup` is PostgreSQL's statistics counter; \"exact\" is `pgstattuple` (counts dead tuples that"
+                + " cannot be removed yet as well).\n\n");
+        sb.append("| Run | System | Table | n_dead_tup | exact | vacuums |\n|---|---|---|---:|---:|---:|\n");
+        for (Object o : (List<Object>) result.get("runs")) {
+            Map<String, Object> run = (Map<String, Object>) o;
+            Map<String, Object> dead = (Map<String, Object>) run.get("dead_tuples");
+            Map<String, Object> end = dead == null ? null : (Map<String, Object>) dead.get("end");
+            if (end == null) {
+                continue;
+            }
+            Map<String, Object> tables = (Map<String, Object>) end.get("tables");
+            for (var t : tables.entrySet()) {
+                Map<String, Object> tm = (Map<String, Object>) t.getValue();
+                if (tm.containsKey("partitioned_parent")) {
+                    continue;
+                }
+                sb.append("| ").append(run.get("key")).append(" (round ").append(run.get("round")).append(") | ")
+                        .append(run.get("system")).append(" | ").append(t.getKey()).append(" | ")
+                        .append(fmt(tm.get("n_dead_tup"), "int")).append(" | ").append(fmt(tm.get("dead_exact"), "int"))
+                        .append(" | ").append(fmt(tm.get("vacuums"), "int")).append(" |\n");
+            }
+        }
+        sb.append('\n');
+
+        sb.append("### How to read these numbers\n\n");
+        for (Object n : (List<Object>) result.get("notes")) {
+            sb.append("- ").append(n).append('\n');
+        }
+        sb.append('\n').append(END).append('\n');
+        return sb.toString();
+    }
+
+    private static void row(StringBuilder sb, String k, Object v) {
+        sb.append("| ").append(k).append(" | ").append(v == null ? "-" : v).append(" |\n");
+    }
+
+    /** Replaces the generated block of an existing page, or writes a new page around it. */
+    static void writeDocs(Path path, Map<String, Object> result) throws IOException {
+        String block = markdown(result);
+        String page;
+        if (Files.exists(path)) {
+            String old = Files.readString(path);
+            int b = old.indexOf(BEGIN);
+            int e = old.indexOf(END);
+            if (b >= 0 && e > b) {
+                page = old.substring(0, b) + block + old.substring(e + END.length()).replaceFirst("^\\n", "");
+            } else {
+                page = old.stripTrailing() + "\n\n" + block;
+            }
+        } else {
+            page = intro() + block;
+        }
+        if (path.toAbsolutePath().getParent() != null) {
+            Files.createDirectories(path.toAbsolutePath().getParent());
+        }
+        Files.writeString(path, page);
+    }
+
+    private static String intro() {
+        return String.join("\n",
+                "# Benchmarks",
+                "",
+                "The `bench/` module runs Riffle and an in-repo baseline side by side against one PostgreSQL database, in",
+                "one invocation, alternating the two systems run by run so that drift on the machine hits both. The",
+                "baseline is a minimal job table on plain JDBC: batched multi-row `INSERT`, batched claim by",
+                "`UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT n) RETURNING`, batched ack by",
+                "`DELETE … WHERE id = ANY(?)`, and a 10 ms poll when the queue is empty.",
+                "",
+                "Scenarios:",
+                "",
+                "- **drain**: pre-enqueue N jobs, then drain them with W concurrent handlers; the handler does nothing",
+                "  or waits 1 ms without blocking a thread.",
+                "- **steady**: a producer at a fixed rate (by default half of the system's own drain peak); latency is",
+                "  measured from the enqueue commit to the handler start (pickup) and to the durable completion.",
+                "- **pinned**: the steady load while a second connection holds an idle-in-transaction xid",
+                "  (`BEGIN; SELECT txid_current();`), then a recovery phase at the same load after releasing it.",
+                "",
+                "## Running it",
+                "",
+                "```",
+                "mvn -B -q -pl bench -o install -DskipTests          # once the engine is installed",
+                "mvn -B -q -pl bench exec:java -Dexec.args=\"--write-docs docs/benchmarks.md\"     # full run, updates this page",
+                "mvn -B -q -pl bench exec:java -Dexec.args=\"--smoke\"                              # seconds; what CI runs",
+                "mvn -B -q -pl bench exec:java -Dexec.args=\"--help\"                               # every flag",
+                "```",
+                "",
+                "The database comes from `RIFFLE_DATABASE_URL` (`r2dbc:postgresql://`, `postgresql://`, `postgres://` or",
+                "`jdbc:postgresql://`), else `postgresql://postgres@127.0.0.1:5432/test`. Results go to",
+                "`bench-results/latest.json` (every number, per run) and to stdout. `--render <json> --write-docs <md>`",
+                "re-renders this page from an earlier JSON file without running anything. Everything between the",
+                "markers below is rewritten by `--write-docs`; text outside them is kept.",
+                "",
+                "");
+    }
+}

@@ -1,0 +1,166 @@
+package dev.riffle.bench;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Medians over rounds, Riffle/baseline ratios and the issue-#6 target checks, computed from the run list. */
+final class Summary {
+
+    private Summary() {
+    }
+
+    /** Adds {@code pinned_fraction_of_clean} to every pinned run that has a steady run of the same system and round. */
+    @SuppressWarnings("unchecked")
+    static void linkPinnedToSteady(List<Map<String, Object>> runs) {
+        for (Map<String, Object> p : runs) {
+            if (!"pinned".equals(p.get("scenario"))) {
+                continue;
+            }
+            for (Map<String, Object> s : runs) {
+                if ("steady".equals(s.get("scenario")) && s.get("system").equals(p.get("system"))
+                        && s.get("round").equals(p.get("round"))) {
+                    Map<String, Object> pm = (Map<String, Object>) p.get("metrics");
+                    Map<String, Object> sm = (Map<String, Object>) s.get("metrics");
+                    Double pin = num(pm.get("pinned_completed_jobs_per_s"));
+                    Double clean = num(sm.get("completed_jobs_per_s"));
+                    if (pin != null && clean != null && clean > 0) {
+                        pm.put("pinned_fraction_of_clean", pin / clean);
+                    }
+                    Double rec = num(pm.get("recovery_completed_jobs_per_s"));
+                    if (rec != null && clean != null && clean > 0) {
+                        pm.put("recovery_fraction_of_clean", rec / clean);
+                    }
+                }
+            }
+        }
+    }
+
+    /** key -> { baseline: {metric: median}, riffle: {...}, ratio: {metric: riffle / baseline} }. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> summarize(List<Map<String, Object>> runs, List<String> systems) {
+        Map<String, Map<String, List<Map<String, Object>>>> grouped = new LinkedHashMap<>();
+        for (Map<String, Object> r : runs) {
+            grouped.computeIfAbsent((String) r.get("key"), k -> new LinkedHashMap<>())
+                    .computeIfAbsent((String) r.get("system"), k -> new ArrayList<>())
+                    .add((Map<String, Object>) r.get("metrics"));
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (var e : grouped.entrySet()) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            for (String sys : systems) {
+                List<Map<String, Object>> ms = e.getValue().get(sys);
+                if (ms != null) {
+                    entry.put(sys, median(ms));
+                }
+            }
+            Map<String, Object> b = (Map<String, Object>) entry.get("baseline");
+            Map<String, Object> r = (Map<String, Object>) entry.get("riffle");
+            if (b != null && r != null) {
+                Map<String, Object> ratio = new LinkedHashMap<>();
+                for (String k : r.keySet()) {
+                    Double rv = num(r.get(k));
+                    Double bv = num(b.get(k));
+                    if (rv != null && bv != null && bv != 0) {
+                        ratio.put(k, rv / bv);
+                    }
+                }
+                entry.put("ratio_riffle_to_baseline", ratio);
+            }
+            entry.put("rounds", e.getValue().values().stream().mapToInt(List::size).max().orElse(0));
+            out.put(e.getKey(), entry);
+        }
+        return out;
+    }
+
+    private static Map<String, Object> median(List<Map<String, Object>> ms) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (String k : ms.get(0).keySet()) {
+            List<Double> xs = new ArrayList<>();
+            Boolean all = null;
+            for (Map<String, Object> m : ms) {
+                Object v = m.get(k);
+                if (v instanceof Boolean bool) {
+                    all = (all == null ? Boolean.TRUE : all) && bool;
+                } else if (num(v) != null) {
+                    xs.add(num(v));
+                }
+            }
+            if (all != null) {
+                out.put(k, all);
+            } else if (xs.isEmpty()) {
+                out.put(k, null);
+            } else {
+                Collections.sort(xs);
+                int n = xs.size();
+                out.put(k, n % 2 == 1 ? xs.get(n / 2) : (xs.get(n / 2 - 1) + xs.get(n / 2)) / 2);
+            }
+        }
+        return out;
+    }
+
+    static Double num(Object v) {
+        if (v instanceof Number n) {
+            return n.doubleValue();
+        }
+        return null;
+    }
+
+    /** The issue-#6 targets, each with the measured value and pass / miss / n/a. */
+    @SuppressWarnings("unchecked")
+    static List<Object> targets(Map<String, Object> summary, List<Integer> workers, int jobs) {
+        List<Object> out = new ArrayList<>();
+        int wMax = workers.stream().mapToInt(Integer::intValue).max().orElse(64);
+        for (var e : summary.entrySet()) {
+            String key = e.getKey();
+            Map<String, Object> entry = (Map<String, Object>) e.getValue();
+            Map<String, Object> ratio = (Map<String, Object>) entry.get("ratio_riffle_to_baseline");
+            Map<String, Object> riffle = (Map<String, Object>) entry.get("riffle");
+            if (key.startsWith("drain W=" + wMax + " ")) {
+                out.add(check("completed jobs/s, " + key, "riffle/baseline >= 1.0",
+                        ratio == null ? null : num(ratio.get("completed_jobs_per_s")), v -> v >= 1.0, "x"));
+                out.add(check("WAL bytes/job while draining, " + key, "riffle/baseline <= 0.5",
+                        ratio == null ? null : num(ratio.get("wal_bytes_per_job_drain")), v -> v <= 0.5, "x"));
+                out.add(check("WAL bytes/job enqueue + drain, " + key, "riffle/baseline <= 1.0",
+                        ratio == null ? null : num(ratio.get("wal_bytes_per_job_total")), v -> v <= 1.0, "x"));
+                out.add(check("commits/job while draining (riffle), " + key, "<= 0.05",
+                        riffle == null ? null : num(riffle.get("commits_per_job_drain")), v -> v <= 0.05, ""));
+                out.add(check("dead tuples in schema after draining " + jobs + " jobs (riffle), " + key, "<= 500",
+                        riffle == null ? null : num(riffle.get("dead_tuples_end")), v -> v <= 500, ""));
+            }
+            if (key.equals("steady")) {
+                out.add(check("pickup p99 at steady load (riffle)", "<= 10 ms",
+                        riffle == null ? null : num(riffle.get("pickup_p99_ms")), v -> v <= 10, " ms"));
+            }
+            if (key.equals("pinned")) {
+                out.add(check("throughput while pinned, fraction of clean steady (riffle)", ">= 0.75",
+                        riffle == null ? null : num(riffle.get("pinned_fraction_of_clean")), v -> v >= 0.75, ""));
+                out.add(check("jobs lost in pinned + recovery (riffle)", "0",
+                        riffle == null ? null : num(riffle.get("jobs_lost")), v -> v == 0, ""));
+                Object drained = riffle == null ? null : riffle.get("drained_in_recovery");
+                Map<String, Object> t = new LinkedHashMap<>();
+                t.put("target", "backlog drained in recovery (riffle)");
+                t.put("goal", "yes");
+                t.put("value", drained);
+                t.put("status", drained == null ? "n/a" : Boolean.TRUE.equals(drained) ? "pass" : "miss");
+                out.add(t);
+                out.add(check("dead tuples after recovery (riffle)", "<= 500 (back to clean level)",
+                        riffle == null ? null : num(riffle.get("dead_tuples_end")), v -> v <= 500, ""));
+            }
+        }
+        return out;
+    }
+
+    private static Map<String, Object> check(String name, String goal, Double value,
+                                             java.util.function.DoublePredicate ok, String unit) {
+        Map<String, Object> t = new LinkedHashMap<>();
+        t.put("target", name);
+        t.put("goal", goal);
+        t.put("value", value);
+        t.put("unit", unit.trim());
+        t.put("status", value == null ? "n/a" : ok.test(value) ? "pass" : "miss");
+        return t;
+    }
+}

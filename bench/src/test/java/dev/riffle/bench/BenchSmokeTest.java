@@ -1,0 +1,106 @@
+package dev.riffle.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Runs {@code BenchMain --smoke} against the local database (RIFFLE_DATABASE_URL, else 127.0.0.1:5432/test) so the
+ * benchmark cannot rot. It checks counts and the shape of the JSON only; it measures nothing.
+ * Skip with {@code -Dbench.smoke.skip=true}.
+ */
+class BenchSmokeTest {
+
+    private static final List<String> SYSTEMS = List.of("baseline", "riffle");
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void smokeRunCompletesEveryJobOnBothSystemsAndWritesTheJson() throws Exception {
+        assumeFalse(Boolean.getBoolean("bench.smoke.skip"), "bench.smoke.skip=true");
+        Path out = Path.of("target", "bench-smoke.json");
+        Files.deleteIfExists(out);
+        Path docs = Path.of("target", "bench-smoke.md");
+        Files.deleteIfExists(docs);
+
+        BenchMain.run(new String[] {"--smoke", "--out", out.toString(), "--write-docs", docs.toString()},
+                System.getenv());
+
+        Map<String, Object> json = (Map<String, Object>) Json.parse(Files.readString(out));
+        assertThat(json).containsKeys("format", "command", "started_at", "finished_at", "machine", "postgres",
+                "config", "systems", "dead_tuple_method", "runs", "summary", "targets", "notes");
+        assertThat((Map<String, Object>) json.get("machine")).containsKeys("cores", "cpu_model", "memory", "os",
+                "java", "loadavg_start", "loadavg_end");
+        assertThat((Map<String, Object>) json.get("postgres")).containsKeys("version", "server_version",
+                "synchronous_commit");
+        assertThat((Map<String, Object>) json.get("systems")).containsOnlyKeys(SYSTEMS);
+
+        List<Object> runs = (List<Object>) json.get("runs");
+        for (String system : SYSTEMS) {
+            for (String scenario : List.of("drain", "steady", "pinned")) {
+                assertThat(runs).as("%s %s run", system, scenario).anySatisfy(o -> {
+                    Map<String, Object> r = (Map<String, Object>) o;
+                    assertThat(r.get("system")).isEqualTo(system);
+                    assertThat(r.get("scenario")).isEqualTo(scenario);
+                });
+            }
+        }
+        for (Object o : runs) {
+            Map<String, Object> r = (Map<String, Object>) o;
+            String what = r.get("system") + " " + r.get("key");
+            assertThat(r).as(what).containsKeys("round", "system", "scenario", "key", "params", "complete", "metrics",
+                    "phases", "dead_tuples", "counters");
+            assertThat(r.get("first_error")).as(what + " first error").isNull();
+            assertThat(r.get("complete")).as(what + " drained completely").isEqualTo(true);
+            Map<String, Object> m = (Map<String, Object>) r.get("metrics");
+            long enqueued = ((Number) m.get("jobs_enqueued")).longValue();
+            assertThat(enqueued).as(what + " jobs enqueued").isPositive();
+            assertThat(((Number) m.get("jobs_completed")).longValue()).as(what + " jobs completed").isEqualTo(enqueued);
+            assertThat(((Number) m.get("jobs_lost")).longValue()).as(what + " jobs lost").isZero();
+            assertThat(((Number) m.get("errors")).longValue()).as(what + " errors").isZero();
+            assertThat(m).as(what).containsKeys("enqueue_jobs_per_s", "completed_jobs_per_s", "dead_tuples_end",
+                    "jobs_completed_twice");
+            switch ((String) r.get("scenario")) {
+                case "drain" -> {
+                    assertThat(enqueued).isEqualTo(2_000);
+                    assertThat(m).as(what).containsKeys("wal_bytes_per_job_enqueue", "wal_bytes_per_job_drain",
+                            "wal_bytes_per_job_total", "commits_per_job_enqueue", "commits_per_job_drain",
+                            "commits_per_job_total", "dead_tuples_after_enqueue");
+                }
+                case "steady" -> assertThat(m).as(what).containsKeys("rate_target", "pickup_p50_ms", "pickup_p95_ms",
+                        "pickup_p99_ms", "complete_p50_ms", "complete_p95_ms", "complete_p99_ms", "wal_bytes_per_job",
+                        "commits_per_job");
+                case "pinned" -> assertThat(m).as(what).containsKeys("pinned_completed_jobs_per_s",
+                        "pinned_fraction_of_clean", "recovery_completed_jobs_per_s", "backlog_end_pinned",
+                        "backlog_end_recovery", "drained_in_recovery", "dead_tuples_end_pinned",
+                        "dead_tuples_end_recovery", "pinned_pickup_p99_ms");
+                default -> throw new AssertionError("unexpected scenario " + r.get("scenario"));
+            }
+        }
+
+        Map<String, Object> summary = (Map<String, Object>) json.get("summary");
+        assertThat(summary).containsKeys("drain W=16 delay=1ms", "steady", "pinned");
+        for (Object e : summary.values()) {
+            assertThat((Map<String, Object>) e).containsKeys("baseline", "riffle", "ratio_riffle_to_baseline");
+        }
+        assertThat((List<Object>) json.get("targets")).isNotEmpty();
+
+        String md = Files.readString(docs);
+        assertThat(md).contains(Report.BEGIN, Report.END, "### Machine", "### Targets (issue #6)", "PostgreSQL");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void jsonRoundTrips() {
+        String text = Json.write(Map.of("a", List.of(1L, 2.5, "x\"y\n", true), "b", Map.of()));
+        Map<String, Object> back = (Map<String, Object>) Json.parse(text);
+        assertThat((List<Object>) back.get("a")).containsExactly(1L, 2.5, "x\"y\n", true);
+        assertThat((Map<String, Object>) back.get("b")).isEmpty();
+        assertThat(Payloads.seqOf(Payloads.args(123, 456, "pad"))).isEqualTo(123);
+        assertThat(Payloads.seqOf("{\"p\": \"ab\", \"s\": 77, \"t\": 1}")).isEqualTo(77);
+    }
+}

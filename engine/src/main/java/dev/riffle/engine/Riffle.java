@@ -1,0 +1,221 @@
+package dev.riffle.engine;
+
+import dev.riffle.engine.api.Job;
+import dev.riffle.engine.api.JobClient;
+import dev.riffle.engine.api.QueueConfig;
+import dev.riffle.engine.api.QueueCounts;
+import dev.riffle.engine.api.RiffleShutdownException;
+import dev.riffle.engine.api.SchemaNotReadyException;
+import dev.riffle.engine.internal.claim.ClaimLoop;
+import dev.riffle.engine.internal.claim.Claimer;
+import dev.riffle.engine.internal.claim.CursorAdvancer;
+import dev.riffle.engine.internal.complete.CompletionBatcher;
+import dev.riffle.engine.internal.enqueue.Enqueuer;
+import dev.riffle.engine.internal.metrics.RiffleMetrics;
+import dev.riffle.engine.internal.notify.WakeupListener;
+import dev.riffle.engine.internal.sql.Db;
+import dev.riffle.engine.internal.sql.SqlCatalog;
+import dev.riffle.migrations.RiffleMigrations;
+import io.r2dbc.pool.ConnectionPool;
+import io.r2dbc.pool.ConnectionPoolConfiguration;
+import io.r2dbc.postgresql.PostgresqlConnectionConfiguration;
+import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The Riffle engine: enqueue through {@link #client()}, receive jobs through {@link #subscribe(String...)}, read
+ * {@link #counts(String)}. Start it with {@link #start(RiffleConfig)}; close it with {@link #close()}.
+ *
+ * <p>Threading: nothing here blocks. Jobs are emitted on the database driver's event-loop threads, so handlers
+ * must not block either (use {@code publishOn(Schedulers.boundedElastic())} for blocking work).
+ */
+public final class Riffle implements Disposable {
+    private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine");
+
+    private final RiffleConfig config;
+    private final ConnectionPool pool;
+    private final Db db;
+    private final Enqueuer enqueuer;
+    private final Claimer claimer;
+    private final CursorAdvancer advancer;
+    private final CompletionBatcher completer;
+    private final WakeupListener listener;
+    private final Scheduler scheduler;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Set<ClaimLoop> liveSubscriptions = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final RiffleMetrics metrics;
+
+    private Riffle(RiffleConfig config, ConnectionPool pool, PostgresqlConnectionFactory direct, SqlCatalog sql) {
+        this.config = config;
+        this.pool = pool;
+        this.db = new Db(pool, sql);
+        this.scheduler = Schedulers.parallel();
+        this.enqueuer = new Enqueuer(db, config.maxArgsBytes());
+        this.completer = new CompletionBatcher(db, config.completionBatchSize(), config.completionWindow(),
+                config.completionFlushConcurrency(), scheduler);
+        this.advancer = new CursorAdvancer(db, config.cursorAdvanceDelay(), scheduler);
+        this.claimer = new Claimer(db, advancer, completer);
+        this.listener = new WakeupListener(direct, config.schema() + ".ready");
+        this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), this::stats);
+    }
+
+    /**
+     * Connects, migrates the schema when {@link RiffleConfig#migrate()} is set (Flyway on
+     * {@code boundedElastic}, the one blocking step), otherwise checks that it is migrated, and starts the
+     * wake-up listener. Cold.
+     *
+     * @throws SchemaNotReadyException (as the error signal) when migration is off and the schema is missing
+     */
+    public static Mono<Riffle> start(RiffleConfig config) {
+        Objects.requireNonNull(config, "config");
+        return Mono.defer(() -> {
+            DatabaseUrl url = config.url();
+            Mono<Void> migrate = config.migrate()
+                    ? Mono.fromCallable(() -> RiffleMigrations.migrate(url.jdbcUrl(), url.user(),
+                                    url.password() == null ? "" : url.password(), RiffleMigrations.Settings.of(config.schema())))
+                            .subscribeOn(Schedulers.boundedElastic())
+                            .doOnNext(r -> log.info("schema {} migrated ({} migrations applied, version {})",
+                                    r.schema(), r.migrationsExecuted(), r.targetVersion()))
+                            .then()
+                    : Mono.empty();
+            SqlCatalog sql = SqlCatalog.load(config.schema());
+            PostgresqlConnectionFactory pooledFactory = new PostgresqlConnectionFactory(connectionConfig(config, "pool"));
+            PostgresqlConnectionFactory direct = new PostgresqlConnectionFactory(connectionConfig(config, "listen"));
+            ConnectionPool pool = new ConnectionPool(ConnectionPoolConfiguration.builder(pooledFactory)
+                    .name("riffle-" + config.schema())
+                    .initialSize(Math.min(2, config.poolSize()))
+                    .maxSize(config.poolSize())
+                    .maxIdleTime(Duration.ofMinutes(10))
+                    .maxAcquireTime(Duration.ofSeconds(30))
+                    .acquireRetry(0)
+                    .build());
+            return migrate
+                    .then(Mono.usingWhen(pool.create(),
+                            c -> new Db(pool, sql).query(c, "schema_ready", st -> {}, row -> row.get("ready", Boolean.class)).next(),
+                            io.r2dbc.spi.Connection::close))
+                    .flatMap(ready -> Boolean.TRUE.equals(ready)
+                            ? Mono.just(new Riffle(config, pool, direct, sql))
+                            : Mono.error(new SchemaNotReadyException("schema '" + config.schema()
+                                    + "' is not migrated; start with migrate(true) or run RiffleMigrations first")))
+                    .onErrorResume(e -> pool.disposeLater().then(Mono.error(e)));
+        });
+    }
+
+    private static PostgresqlConnectionConfiguration connectionConfig(RiffleConfig config, String purpose) {
+        DatabaseUrl url = config.url();
+        PostgresqlConnectionConfiguration.Builder b = PostgresqlConnectionConfiguration.builder()
+                .host(url.host())
+                .port(url.port())
+                .database(url.database())
+                .username(url.user())
+                .applicationName(config.applicationName() + "." + purpose)
+                // Custom plans prune partitions at plan time; a generic plan on a partitioned parent would lock
+                // every child and queue behind a prune's ACCESS EXCLUSIVE (STACK.md §5).
+                .options(Map.of("plan_cache_mode", "force_custom_plan"));
+        if (url.password() != null) {
+            b.password(url.password());
+        }
+        return b.build();
+    }
+
+    /** The configuration this engine runs with. */
+    public RiffleConfig config() {
+        return config;
+    }
+
+    /** The enqueue client. */
+    public JobClient client() {
+        return enqueuer;
+    }
+
+    /**
+     * Subscribes to one or more queues. Cold: each subscription runs its own demand-driven claim loop. A claim asks
+     * for at most the outstanding demand (capped by {@link RiffleConfig#maxClaimBatch()}); with no demand nothing
+     * is claimed. Jobs must be completed with {@link Job#complete()}. Cancelling the subscription stops claiming.
+     */
+    public Flux<Job> subscribe(String... queues) {
+        if (queues.length == 0) {
+            throw new IllegalArgumentException("subscribe needs at least one queue");
+        }
+        Set<String> distinct = new LinkedHashSet<>(Arrays.asList(queues));
+        String[] qs = distinct.toArray(String[]::new);
+        Integer[] deadlines = new Integer[qs.length];
+        for (int i = 0; i < qs.length; i++) {
+            QueueConfig qc = config.queue(qs[i]);
+            deadlines[i] = (int) qc.deadline().toSeconds();
+        }
+        ClaimLoop.Settings settings = new ClaimLoop.Settings(qs, deadlines, config.maxClaimBatch(),
+                config.pollInterval(), config.safetyPollInterval(), config.busyRetryDelay());
+        return Flux.defer(() -> closed.get()
+                ? Flux.error(new RiffleShutdownException("engine is closed"))
+                : ClaimLoop.flux(claimer, settings, scheduler, listener, liveSubscriptions));
+    }
+
+    /** Exact counts for {@code queue}; an admin read that scans the backlog. */
+    public Mono<QueueCounts> counts(String queue) {
+        return db.query("counts", st -> st.bind("$1", queue), row -> new QueueCounts(queue,
+                row.get("available", Long.class), row.get("in_flight", Long.class),
+                row.get("completed", Long.class), row.get("scheduled", Long.class))).single();
+    }
+
+    /** In-process counters since start. */
+    public RiffleStats stats() {
+        return new RiffleStats(claimer.claimBatches(), claimer.claimedJobs(), claimer.emptyClaims(),
+                completer.flushes(), completer.completed(), completer.rejected(), listener.isListening());
+    }
+
+    /** Internal access for the test kit and tools; not API. */
+    public Db internalDb() {
+        return db;
+    }
+
+    /** Internal access for the test kit and tools; not API. */
+    public CompletionBatcher internalCompleter() {
+        return completer;
+    }
+
+    /**
+     * Stops claiming (live subscriptions complete), stops accepting completions and flushes the buffered ones,
+     * flushes pending cursor advances, closes the listener and the pool. Jobs already delivered but not completed
+     * stay open in the database and are recovered by rescue. Cold; idempotent.
+     */
+    public Mono<Void> close() {
+        return Mono.defer(() -> {
+            if (!closed.compareAndSet(false, true)) {
+                return Mono.empty();
+            }
+            List.copyOf(liveSubscriptions).forEach(ClaimLoop::complete);
+            return completer.close()
+                    .timeout(Duration.ofSeconds(30), Mono.empty())
+                    .then(advancer.close())
+                    .then(listener.close())
+                    .then(Mono.fromRunnable(metrics::close))
+                    .then(pool.disposeLater())
+                    .doOnSuccess(v -> log.info("riffle engine for schema {} closed", config.schema()));
+        });
+    }
+
+    @Override
+    public void dispose() {
+        close().subscribe();
+    }
+
+    @Override
+    public boolean isDisposed() {
+        return closed.get();
+    }
+}

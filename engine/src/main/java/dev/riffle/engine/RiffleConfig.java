@@ -1,0 +1,234 @@
+package dev.riffle.engine;
+
+import dev.riffle.engine.api.QueueConfig;
+import dev.riffle.migrations.RiffleMigrations;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Immutable engine configuration. Build with {@link #builder()}; every setting has a documented default and is
+ * validated in {@link Builder#build()}.
+ *
+ * @param url where the database is
+ * @param schema storage schema (validated once, always quoted)
+ * @param migrate run Flyway migrations at start
+ * @param poolSize maximum pooled connections
+ * @param applicationName {@code application_name} prefix of every engine connection
+ * @param maxClaimBatch upper bound of one claim; the subscriber's outstanding demand bounds it further
+ * @param completionBatchSize completions per flush at most
+ * @param completionWindow how long the first pending completion waits for company
+ * @param completionFlushConcurrency completion flushes in flight at once
+ * @param pollInterval how often an idle subscription with demand polls while LISTEN is down
+ * @param safetyPollInterval how often it polls while LISTEN is up (a missed notification costs at most this)
+ * @param busyRetryDelay wait before retrying a claim when every lane with work was locked by another claimer
+ * @param cursorAdvanceDelay coalescing window for post-commit claim cursor advances
+ * @param maxArgsBytes largest accepted args JSON, in UTF-8 bytes
+ * @param queues per-queue settings (deadline); queues not listed use {@link QueueConfig#of(String)}
+ * @param meterRegistry optional Micrometer {@code MeterRegistry} (typed as Object so Micrometer stays optional)
+ */
+public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int poolSize, String applicationName,
+                           int maxClaimBatch, int completionBatchSize, Duration completionWindow,
+                           int completionFlushConcurrency, Duration pollInterval, Duration safetyPollInterval,
+                           Duration busyRetryDelay, Duration cursorAdvanceDelay, int maxArgsBytes,
+                           Map<String, QueueConfig> queues, @Nullable Object meterRegistry) {
+
+    /** Default schema: {@value}. */
+    public static final String DEFAULT_SCHEMA = RiffleMigrations.DEFAULT_SCHEMA;
+    /** Default pool size: {@value}. */
+    public static final int DEFAULT_POOL_SIZE = 10;
+    /** Default claim batch cap: {@value} (DESIGN.md §6.2). */
+    public static final int DEFAULT_MAX_CLAIM_BATCH = 512;
+    /** Default completion batch size: {@value}. */
+    public static final int DEFAULT_COMPLETION_BATCH_SIZE = 512;
+    /** Default completion window: 1 ms. */
+    public static final Duration DEFAULT_COMPLETION_WINDOW = Duration.ofMillis(1);
+    /** Default concurrent completion flushes: {@value}. */
+    public static final int DEFAULT_COMPLETION_FLUSH_CONCURRENCY = 2;
+    /** Default poll interval while LISTEN is down: 200 ms. */
+    public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
+    /** Default poll interval while LISTEN is up: 5 s. */
+    public static final Duration DEFAULT_SAFETY_POLL_INTERVAL = Duration.ofSeconds(5);
+    /** Default busy retry: 2 ms. */
+    public static final Duration DEFAULT_BUSY_RETRY_DELAY = Duration.ofMillis(2);
+    /** Default cursor advance coalescing window: 20 ms. */
+    public static final Duration DEFAULT_CURSOR_ADVANCE_DELAY = Duration.ofMillis(20);
+    /** Default args limit: 256 KiB. */
+    public static final int DEFAULT_MAX_ARGS_BYTES = 256 * 1024;
+
+    /** Validates and freezes. */
+    public RiffleConfig {
+        Objects.requireNonNull(url, "url");
+        RiffleMigrations.validateSchemaName(schema);
+        requireRange("poolSize", poolSize, 2, 1000);
+        requireRange("maxClaimBatch", maxClaimBatch, 1, 10_000);
+        requireRange("completionBatchSize", completionBatchSize, 1, 10_000);
+        requireRange("completionFlushConcurrency", completionFlushConcurrency, 1, 64);
+        requireRange("maxArgsBytes", maxArgsBytes, 2, 64 * 1024 * 1024);
+        requirePositive("completionWindow", completionWindow);
+        requirePositive("pollInterval", pollInterval);
+        requirePositive("safetyPollInterval", safetyPollInterval);
+        requirePositive("busyRetryDelay", busyRetryDelay);
+        requirePositive("cursorAdvanceDelay", cursorAdvanceDelay);
+        Objects.requireNonNull(applicationName, "applicationName");
+        queues = Map.copyOf(queues);
+    }
+
+    private static void requireRange(String field, int v, int min, int max) {
+        if (v < min || v > max) {
+            throw new IllegalArgumentException(field + " must be between " + min + " and " + max + ", got " + v);
+        }
+    }
+
+    private static void requirePositive(String field, Duration d) {
+        if (d == null || d.isZero() || d.isNegative()) {
+            throw new IllegalArgumentException(field + " must be a positive duration, got " + d);
+        }
+    }
+
+    /** Settings of {@code queue}, defaulting to no deadline. */
+    public QueueConfig queue(String queue) {
+        QueueConfig q = queues.get(queue);
+        return q != null ? q : QueueConfig.of(queue);
+    }
+
+    /** A builder with every default set; only the URL is required. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Mutable builder for {@link RiffleConfig}. */
+    public static final class Builder {
+        private @Nullable DatabaseUrl url;
+        private String schema = DEFAULT_SCHEMA;
+        private boolean migrate = true;
+        private int poolSize = DEFAULT_POOL_SIZE;
+        private String applicationName = "riffle";
+        private int maxClaimBatch = DEFAULT_MAX_CLAIM_BATCH;
+        private int completionBatchSize = DEFAULT_COMPLETION_BATCH_SIZE;
+        private Duration completionWindow = DEFAULT_COMPLETION_WINDOW;
+        private int completionFlushConcurrency = DEFAULT_COMPLETION_FLUSH_CONCURRENCY;
+        private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+        private Duration safetyPollInterval = DEFAULT_SAFETY_POLL_INTERVAL;
+        private Duration busyRetryDelay = DEFAULT_BUSY_RETRY_DELAY;
+        private Duration cursorAdvanceDelay = DEFAULT_CURSOR_ADVANCE_DELAY;
+        private int maxArgsBytes = DEFAULT_MAX_ARGS_BYTES;
+        private final Map<String, QueueConfig> queues = new LinkedHashMap<>();
+        private @Nullable Object meterRegistry;
+
+        private Builder() {}
+
+        /** Database location (required). */
+        public Builder url(DatabaseUrl url) {
+            this.url = url;
+            return this;
+        }
+
+        /** Database location in any form {@link DatabaseUrl#parse(String)} accepts (required). */
+        public Builder url(String url) {
+            return url(DatabaseUrl.parse(url));
+        }
+
+        /** Storage schema (default {@value RiffleConfig#DEFAULT_SCHEMA}). */
+        public Builder schema(String schema) {
+            this.schema = schema;
+            return this;
+        }
+
+        /** Run migrations at start (default true). */
+        public Builder migrate(boolean migrate) {
+            this.migrate = migrate;
+            return this;
+        }
+
+        /** Pool size (default {@value RiffleConfig#DEFAULT_POOL_SIZE}). */
+        public Builder poolSize(int poolSize) {
+            this.poolSize = poolSize;
+            return this;
+        }
+
+        /** application_name prefix (default {@code riffle}). */
+        public Builder applicationName(String applicationName) {
+            this.applicationName = applicationName;
+            return this;
+        }
+
+        /** Claim batch cap (default {@value RiffleConfig#DEFAULT_MAX_CLAIM_BATCH}). */
+        public Builder maxClaimBatch(int maxClaimBatch) {
+            this.maxClaimBatch = maxClaimBatch;
+            return this;
+        }
+
+        /** Completion batch size (default {@value RiffleConfig#DEFAULT_COMPLETION_BATCH_SIZE}). */
+        public Builder completionBatchSize(int completionBatchSize) {
+            this.completionBatchSize = completionBatchSize;
+            return this;
+        }
+
+        /** Completion window (default 1 ms). */
+        public Builder completionWindow(Duration completionWindow) {
+            this.completionWindow = completionWindow;
+            return this;
+        }
+
+        /** Concurrent completion flushes (default {@value RiffleConfig#DEFAULT_COMPLETION_FLUSH_CONCURRENCY}). */
+        public Builder completionFlushConcurrency(int completionFlushConcurrency) {
+            this.completionFlushConcurrency = completionFlushConcurrency;
+            return this;
+        }
+
+        /** Poll interval while LISTEN is down (default 200 ms). */
+        public Builder pollInterval(Duration pollInterval) {
+            this.pollInterval = pollInterval;
+            return this;
+        }
+
+        /** Poll interval while LISTEN is up (default 5 s). */
+        public Builder safetyPollInterval(Duration safetyPollInterval) {
+            this.safetyPollInterval = safetyPollInterval;
+            return this;
+        }
+
+        /** Busy retry delay (default 2 ms). */
+        public Builder busyRetryDelay(Duration busyRetryDelay) {
+            this.busyRetryDelay = busyRetryDelay;
+            return this;
+        }
+
+        /** Cursor advance coalescing window (default 20 ms). */
+        public Builder cursorAdvanceDelay(Duration cursorAdvanceDelay) {
+            this.cursorAdvanceDelay = cursorAdvanceDelay;
+            return this;
+        }
+
+        /** Largest args JSON in bytes (default 256 KiB). */
+        public Builder maxArgsBytes(int maxArgsBytes) {
+            this.maxArgsBytes = maxArgsBytes;
+            return this;
+        }
+
+        /** Adds or replaces a queue's settings. */
+        public Builder queue(QueueConfig queue) {
+            this.queues.put(queue.name(), queue);
+            return this;
+        }
+
+        /** Micrometer registry to publish metrics to (default none). */
+        public Builder meterRegistry(@Nullable Object meterRegistry) {
+            this.meterRegistry = meterRegistry;
+            return this;
+        }
+
+        /** Validates and builds. */
+        public RiffleConfig build() {
+            if (url == null) {
+                throw new IllegalArgumentException("url is required");
+            }
+            return new RiffleConfig(url, schema, migrate, poolSize, applicationName, maxClaimBatch,
+                    completionBatchSize, completionWindow, completionFlushConcurrency, pollInterval,
+                    safetyPollInterval, busyRetryDelay, cursorAdvanceDelay, maxArgsBytes, queues, meterRegistry);
+        }
+    }
+}

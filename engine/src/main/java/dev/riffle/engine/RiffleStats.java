@@ -1,0 +1,15 @@
+package dev.riffle.engine;
+
+/**
+ * In-process counters since the engine started.
+ *
+ * @param claimBatches claim statements that claimed jobs; each wrote exactly one compact claim batch row
+ * @param claimedJobs jobs claimed
+ * @param emptyClaims claim statements that found nothing (or only busy lanes)
+ * @param completionBatches completion flushes; each is one statement and one commit
+ * @param completed completions accepted
+ * @param rejected completions rejected as already closed or stale
+ * @param listening whether the LISTEN connection is up
+ */
+public record RiffleStats(long claimBatches, long claimedJobs, long emptyClaims, long completionBatches,
+                          long completed, long rejected, boolean listening) {}

@@ -1,0 +1,28 @@
+package dev.riffle.engine.api;
+
+import io.r2dbc.spi.Connection;
+import java.util.List;
+import reactor.core.publisher.Mono;
+
+/**
+ * Enqueues jobs. Every method is cold and validates its input before touching the database; invalid input fails
+ * with {@link InvalidJobException} and writes nothing. A batch is one round trip.
+ *
+ * <p>The {@code Connection} overloads are <b>transactional enqueue</b>: the jobs are written on the caller's own
+ * connection, inside whatever transaction the caller has open, so they commit or roll back with the caller's
+ * writes. The wake-up NOTIFY is sent in that transaction and is delivered only on commit.
+ */
+public interface JobClient {
+
+    /** Enqueues one job on a pooled connection (autocommit); emits its id. */
+    Mono<Long> enqueue(NewJob job);
+
+    /** Enqueues a batch on a pooled connection in one statement; emits ids in input order. */
+    Mono<List<Long>> enqueueMany(List<NewJob> jobs);
+
+    /** Enqueues one job on the caller's connection (and transaction). */
+    Mono<Long> enqueue(Connection connection, NewJob job);
+
+    /** Enqueues a batch on the caller's connection (and transaction); emits ids in input order. */
+    Mono<List<Long>> enqueueMany(Connection connection, List<NewJob> jobs);
+}

@@ -1,0 +1,12 @@
+package dev.riffle.engine.api;
+
+/**
+ * Exact per-queue counts. This is an admin read that scans the backlog; never call it on a dispatch path.
+ *
+ * @param queue the queue
+ * @param available ready jobs not yet claimed (not tombstoned, not covered by claim evidence)
+ * @param inFlight open attempts: claims without closure evidence, derived by anti-join
+ * @param completed successfully completed jobs whose history is still retained
+ * @param scheduled jobs waiting in the deferred backlog (future run_at)
+ */
+public record QueueCounts(String queue, long available, long inFlight, long completed, long scheduled) {}

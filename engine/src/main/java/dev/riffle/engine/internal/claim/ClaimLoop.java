@@ -1,0 +1,168 @@
+package dev.riffle.engine.internal.claim;
+
+import dev.riffle.engine.api.Job;
+import dev.riffle.engine.internal.notify.WakeupListener;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxSink;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * The demand-driven claim loop behind one subscription. Downstream demand sizes every claim: a claim asks for at
+ * most the outstanding demand (capped by the batch limit), there is at most one claim in flight per subscription,
+ * and nothing is claimed while demand is zero. Jobs are emitted as soon as their claim commits, so the number of
+ * claimed-but-undelivered jobs never exceeds the outstanding demand.
+ *
+ * <p>Wake-ups: a NOTIFY for one of the subscribed queues, a (re)connect of the listener, a poll tick (short
+ * interval while LISTEN is down, long safety interval while it is up), or a previous claim that returned jobs
+ * (there may be more). A claim that found every lane busy retries after a short jittered delay.
+ */
+public final class ClaimLoop {
+    private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.claim");
+    private static final Duration MAX_ERROR_BACKOFF = Duration.ofSeconds(5);
+
+    /** Subscription settings. */
+    public record Settings(String[] queues, Integer[] deadlineSecs, int maxBatch, Duration pollInterval,
+                           Duration safetyPollInterval, Duration busyRetryDelay) {}
+
+    private final FluxSink<Job> sink;
+    private final Claimer claimer;
+    private final Settings settings;
+    private final Scheduler scheduler;
+    private final WakeupListener listener;
+    private final Set<String> queueSet;
+    private final AtomicInteger wip = new AtomicInteger();
+    private final Disposable.Composite resources = Disposables.composite();
+    // One pending retry timer at a time; replacing it disposes the old one, so nothing accumulates per claim.
+    private final Disposable.Swap retryTimer = Disposables.swap();
+    private volatile boolean inFlight;
+    private volatile boolean maybeWork = true;
+    private volatile boolean disposed;
+    private volatile long lastAttemptNanos = System.nanoTime();
+    private int consecutiveErrors;
+
+    private ClaimLoop(FluxSink<Job> sink, Claimer claimer, Settings settings, Scheduler scheduler, WakeupListener listener) {
+        this.sink = sink;
+        this.claimer = claimer;
+        this.settings = settings;
+        this.scheduler = scheduler;
+        this.listener = listener;
+        this.queueSet = Set.of(settings.queues());
+    }
+
+    /**
+     * A cold {@code Flux} of claimed jobs; each subscription runs its own loop and is registered in {@code live}
+     * (removed again when it ends) so the engine can complete it on close.
+     */
+    public static Flux<Job> flux(Claimer claimer, Settings settings, Scheduler scheduler, WakeupListener listener,
+                                 Set<ClaimLoop> live) {
+        return Flux.create(sink -> {
+            ClaimLoop loop = new ClaimLoop(sink, claimer, settings, scheduler, listener);
+            live.add(loop);
+            sink.onDispose(() -> {
+                live.remove(loop);
+                loop.dispose();
+            });
+            loop.start();
+            sink.onRequest(n -> loop.drain());
+            loop.drain();
+        }, FluxSink.OverflowStrategy.ERROR);
+    }
+
+    private void start() {
+        resources.add(listener.wakeups()
+                .filter(q -> WakeupListener.ALL.equals(q) || queueSet.contains(q))
+                .subscribe(q -> wake()));
+        long tick = settings.pollInterval().toNanos();
+        resources.add(scheduler.schedulePeriodically(this::pollTick, tick, tick, TimeUnit.NANOSECONDS));
+    }
+
+    private void pollTick() {
+        long idle = System.nanoTime() - lastAttemptNanos;
+        if (!listener.isListening() || idle >= settings.safetyPollInterval().toNanos()) {
+            wake();
+        }
+    }
+
+    private void wake() {
+        maybeWork = true;
+        drain();
+    }
+
+    void drain() {
+        if (wip.getAndIncrement() != 0) {
+            return;
+        }
+        int missed = 1;
+        do {
+            if (!disposed && !inFlight && maybeWork) {
+                long demand = sink.requestedFromDownstream();
+                if (demand > 0) {
+                    inFlight = true;
+                    maybeWork = false;
+                    lastAttemptNanos = System.nanoTime();
+                    int ask = (int) Math.min(demand, settings.maxBatch());
+                    claimer.claim(settings.queues(), settings.deadlineSecs(), ask)
+                            .subscribe(this::onResult, this::onError);
+                }
+            }
+            missed = wip.addAndGet(-missed);
+        } while (missed != 0);
+    }
+
+    private void onResult(Claimer.Result r) {
+        consecutiveErrors = 0;
+        for (ClaimedJob job : r.jobs()) {
+            sink.next(job);
+        }
+        switch (r.status()) {
+            case CLAIMED -> maybeWork = true;
+            case BUSY -> later(jitter(settings.busyRetryDelay()));
+            case EMPTY -> { /* wait for a NOTIFY or a poll tick */ }
+        }
+        inFlight = false;
+        drain();
+    }
+
+    private void onError(Throwable e) {
+        consecutiveErrors++;
+        Duration backoff = Duration.ofMillis(Math.min(MAX_ERROR_BACKOFF.toMillis(), 50L << Math.min(consecutiveErrors, 7)));
+        if (consecutiveErrors == 1 || consecutiveErrors % 20 == 0) {
+            log.warn("claim from {} failed ({} in a row), retrying in {} ms: {}", queueSet, consecutiveErrors,
+                    backoff.toMillis(), e.toString());
+        }
+        inFlight = false;
+        later(backoff);
+    }
+
+    private void later(Duration delay) {
+        if (!disposed) {
+            retryTimer.update(scheduler.schedule(this::wake, delay.toNanos(), TimeUnit.NANOSECONDS));
+        }
+    }
+
+    private static Duration jitter(Duration base) {
+        long nanos = base.toNanos();
+        return Duration.ofNanos(nanos + ThreadLocalRandom.current().nextLong(nanos + 1));
+    }
+
+    /** Stops claiming and completes the subscriber's {@code Flux} (engine shutdown). */
+    public void complete() {
+        disposed = true;
+        sink.complete();
+    }
+
+    private void dispose() {
+        disposed = true;
+        resources.dispose();
+        retryTimer.dispose();
+    }
+}

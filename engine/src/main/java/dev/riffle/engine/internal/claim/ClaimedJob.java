@@ -1,0 +1,78 @@
+package dev.riffle.engine.internal.claim;
+
+import dev.riffle.engine.api.Job;
+import dev.riffle.engine.internal.complete.CompletionBatcher;
+import java.time.Instant;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * A claimed attempt with its claim-time snapshot: everything compact completion needs to address its receipt
+ * (claim slot, batch id, 1-based index, receipt id) without re-reading the ready row.
+ */
+public final class ClaimedJob implements Job {
+
+    private final long id;
+    private final long runLease;
+    private final int attempt;
+    private final int maxAttempts;
+    private final String kind;
+    private final String queue;
+    private final int priority;
+    private final String argsJson;
+    private final Instant createdAt;
+    private final Instant claimedAt;
+    private final @Nullable Instant deadlineAt;
+    private final Receipt receipt;
+    private final CompletionBatcher completer;
+
+    /** Where the attempt's receipt lives in the receipt plane. */
+    public record Receipt(int claimSlot, long batchId, int batchIndex, long receiptId, long jobId, long runLease) {}
+
+    /** Creates the attempt. */
+    public ClaimedJob(long id, long runLease, int attempt, int maxAttempts, String kind, String queue, int priority,
+                      String argsJson, Instant createdAt, Instant claimedAt, @Nullable Instant deadlineAt,
+                      Receipt receipt, CompletionBatcher completer) {
+        this.id = id;
+        this.runLease = runLease;
+        this.attempt = attempt;
+        this.maxAttempts = maxAttempts;
+        this.kind = kind;
+        this.queue = queue;
+        this.priority = priority;
+        this.argsJson = argsJson;
+        this.createdAt = createdAt;
+        this.claimedAt = claimedAt;
+        this.deadlineAt = deadlineAt;
+        this.receipt = receipt;
+        this.completer = completer;
+    }
+
+    @Override public long id() { return id; }
+    @Override public long runLease() { return runLease; }
+    @Override public int attempt() { return attempt; }
+    @Override public int maxAttempts() { return maxAttempts; }
+    @Override public String kind() { return kind; }
+    @Override public String queue() { return queue; }
+    @Override public int priority() { return priority; }
+    @Override public String argsJson() { return argsJson; }
+    @Override public Instant createdAt() { return createdAt; }
+    @Override public Instant claimedAt() { return claimedAt; }
+    @Override public Optional<Instant> deadlineAt() { return Optional.ofNullable(deadlineAt); }
+
+    /** The receipt address. */
+    public Receipt receipt() {
+        return receipt;
+    }
+
+    @Override
+    public Mono<Void> complete() {
+        return completer.complete(receipt);
+    }
+
+    @Override
+    public String toString() {
+        return "Job[id=" + id + ", runLease=" + runLease + ", kind=" + kind + ", queue=" + queue + ", attempt=" + attempt + "]";
+    }
+}

@@ -1,0 +1,111 @@
+package dev.riffle.engine.internal.claim;
+
+import dev.riffle.engine.internal.complete.CompletionBatcher;
+import dev.riffle.engine.internal.sql.Db;
+import io.r2dbc.postgresql.codec.Json;
+import io.r2dbc.spi.Readable;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * One claim = one {@code claim_ready} statement (DESIGN.md §5.2): at most {@code max} jobs from one lane, written
+ * as exactly one compact claim batch. After it commits, the lane's cursor advance is handed to the
+ * {@link CursorAdvancer}.
+ */
+public final class Claimer {
+
+    /** What a claim call found. */
+    public enum Status {
+        /** Jobs were claimed. */
+        CLAIMED,
+        /** No visible work in these queues. */
+        EMPTY,
+        /** Work exists but every lane with work was being claimed by someone else. */
+        BUSY
+    }
+
+    /** Result of one claim call. */
+    public record Result(Status status, List<ClaimedJob> jobs) {}
+
+    private record Row(String status, @Nullable ClaimedJob job, int shard, long laneSeq) {}
+
+    private final Db db;
+    private final CursorAdvancer advancer;
+    private final CompletionBatcher completer;
+    private final AtomicLong claimBatches = new AtomicLong();
+    private final AtomicLong claimedJobs = new AtomicLong();
+    private final AtomicLong emptyClaims = new AtomicLong();
+
+    /** Creates the claimer. */
+    public Claimer(Db db, CursorAdvancer advancer, CompletionBatcher completer) {
+        this.db = db;
+        this.advancer = advancer;
+        this.completer = completer;
+    }
+
+    /** Claims up to {@code max} jobs from {@code queues}; deadlines in seconds, aligned with queues (0 = none). */
+    public Mono<Result> claim(String[] queues, Integer[] deadlineSecs, int max) {
+        return db.query("claim", st -> st.bind("$1", queues).bind("$2", deadlineSecs).bind("$3", max), this::map)
+                .collectList()
+                .map(rows -> {
+                    if (rows.isEmpty() || rows.get(0).job() == null) {
+                        emptyClaims.incrementAndGet();
+                        String s = rows.isEmpty() ? "empty" : rows.get(0).status();
+                        return new Result("busy".equals(s) ? Status.BUSY : Status.EMPTY, List.of());
+                    }
+                    List<ClaimedJob> jobs = new ArrayList<>(rows.size());
+                    long maxSeq = Long.MIN_VALUE;
+                    for (Row r : rows) {
+                        jobs.add(r.job());
+                        maxSeq = Math.max(maxSeq, r.laneSeq());
+                    }
+                    ClaimedJob first = jobs.get(0);
+                    claimBatches.incrementAndGet();
+                    claimedJobs.addAndGet(jobs.size());
+                    advancer.advance(first.queue(), first.priority(), rows.get(0).shard(), maxSeq + 1);
+                    return new Result(Status.CLAIMED, jobs);
+                });
+    }
+
+    private Row map(Readable row) {
+        String status = row.get("status", String.class);
+        Long jobId = row.get("job_id", Long.class);
+        if (jobId == null) {
+            return new Row(status, null, 0, 0);
+        }
+        long runLease = row.get("run_lease", Long.class);
+        int shard = row.get("enqueue_shard", Integer.class);
+        long laneSeq = row.get("lane_seq", Long.class);
+        OffsetDateTime deadline = row.get("deadline_at", OffsetDateTime.class);
+        Json args = row.get("args", Json.class);
+        ClaimedJob.Receipt receipt = new ClaimedJob.Receipt(row.get("claim_slot", Integer.class),
+                row.get("batch_id", Long.class), row.get("batch_index", Integer.class),
+                row.get("receipt_id", Long.class), jobId, runLease);
+        ClaimedJob job = new ClaimedJob(jobId, runLease, row.get("attempt", Integer.class),
+                row.get("max_attempts", Integer.class), row.get("kind", String.class), row.get("queue", String.class),
+                row.get("priority", Integer.class), args == null ? "{}" : args.asString(),
+                row.get("created_at", OffsetDateTime.class).toInstant(),
+                row.get("claimed_at", OffsetDateTime.class).toInstant(),
+                deadline == null ? null : deadline.toInstant(), receipt, completer);
+        return new Row(status, job, shard, laneSeq);
+    }
+
+    /** Claim statements that claimed something (each wrote one claim batch row). */
+    public long claimBatches() {
+        return claimBatches.get();
+    }
+
+    /** Jobs claimed. */
+    public long claimedJobs() {
+        return claimedJobs.get();
+    }
+
+    /** Claim statements that found nothing. */
+    public long emptyClaims() {
+        return emptyClaims.get();
+    }
+}

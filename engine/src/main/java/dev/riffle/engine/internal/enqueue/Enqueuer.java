@@ -1,0 +1,104 @@
+package dev.riffle.engine.internal.enqueue;
+
+import dev.riffle.engine.api.InvalidJobException;
+import dev.riffle.engine.api.JobClient;
+import dev.riffle.engine.api.NewJob;
+import dev.riffle.engine.internal.sql.Db;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.Statement;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Objects;
+import reactor.core.publisher.Mono;
+
+/**
+ * Enqueue (DESIGN.md §5.1.1): validates at the edge, then one {@code enqueue_jobs} statement per batch, on a
+ * pooled connection or on the caller's own connection for transactional enqueue.
+ */
+public final class Enqueuer implements JobClient {
+
+    /** Largest batch accepted in one call; bigger batches should be split by the caller. */
+    public static final int MAX_BATCH = 10_000;
+
+    private final Db db;
+    private final int maxArgsBytes;
+
+    /** Creates the enqueuer. */
+    public Enqueuer(Db db, int maxArgsBytes) {
+        this.db = db;
+        this.maxArgsBytes = maxArgsBytes;
+    }
+
+    @Override
+    public Mono<Long> enqueue(NewJob job) {
+        return enqueueMany(List.of(Objects.requireNonNull(job, "job"))).map(ids -> ids.get(0));
+    }
+
+    @Override
+    public Mono<List<Long>> enqueueMany(List<NewJob> jobs) {
+        return Mono.defer(() -> {
+            validate(jobs);
+            return Mono.usingWhen(db.pool().create(), c -> run(c, jobs), Connection::close);
+        });
+    }
+
+    @Override
+    public Mono<Long> enqueue(Connection connection, NewJob job) {
+        return enqueueMany(connection, List.of(Objects.requireNonNull(job, "job"))).map(ids -> ids.get(0));
+    }
+
+    @Override
+    public Mono<List<Long>> enqueueMany(Connection connection, List<NewJob> jobs) {
+        Objects.requireNonNull(connection, "connection");
+        return Mono.defer(() -> {
+            validate(jobs);
+            return run(connection, jobs);
+        });
+    }
+
+    private void validate(List<NewJob> jobs) {
+        if (jobs == null) {
+            throw new InvalidJobException("jobs", "must not be null");
+        }
+        if (jobs.isEmpty() || jobs.size() > MAX_BATCH) {
+            throw new InvalidJobException("jobs", "batch size must be between 1 and " + MAX_BATCH + ", got " + jobs.size());
+        }
+        for (NewJob j : jobs) {
+            if (j == null) {
+                throw new InvalidJobException("jobs", "must not contain null");
+            }
+            // Cheap upper bound first: a UTF-8 character is at most 3 bytes per UTF-16 unit.
+            if ((long) j.argsJson().length() * 3 > maxArgsBytes
+                    && j.argsJson().getBytes(StandardCharsets.UTF_8).length > maxArgsBytes) {
+                throw new InvalidJobException("args", "is " + j.argsJson().getBytes(StandardCharsets.UTF_8).length
+                        + " bytes, larger than the limit of " + maxArgsBytes + " bytes");
+            }
+        }
+    }
+
+    private Mono<List<Long>> run(Connection c, List<NewJob> jobs) {
+        int n = jobs.size();
+        String[] queues = new String[n];
+        String[] kinds = new String[n];
+        String[] args = new String[n];
+        Integer[] prios = new Integer[n];
+        Integer[] maxAttempts = new Integer[n];
+        String[] runAts = new String[n];
+        for (int i = 0; i < n; i++) {
+            NewJob j = jobs.get(i);
+            queues[i] = j.queue();
+            kinds[i] = j.kind();
+            args[i] = j.argsJson();
+            prios[i] = j.priority();
+            maxAttempts[i] = j.maxAttempts();
+            runAts[i] = j.runAt() == null ? null : j.runAt().toString();
+        }
+        return db.query(c, "enqueue", (Statement st) -> st
+                        .bind("$1", queues).bind("$2", kinds).bind("$3", args).bind("$4", prios)
+                        .bind("$5", maxAttempts).bind("$6", runAts),
+                row -> row.get("job_id", Long.class))
+                .collectList()
+                .onErrorMap(e -> "22P02".equals(Db.sqlState(e)) || "23514".equals(Db.sqlState(e)),
+                        e -> new InvalidJobException("args", "rejected by the database: " + e.getMessage(), e));
+    }
+}

@@ -1,0 +1,51 @@
+package dev.riffle.engine.internal.metrics;
+
+import dev.riffle.engine.RiffleStats;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+/** Micrometer side of {@link RiffleMetrics}; only loaded when a registry is configured. */
+final class MicrometerBinding implements RiffleMetrics {
+    private final MeterRegistry registry;
+    private final List<Meter> meters = new ArrayList<>();
+
+    private MicrometerBinding(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    static RiffleMetrics bind(Object registryObject, String schema, Supplier<RiffleStats> stats) {
+        if (!(registryObject instanceof MeterRegistry registry)) {
+            throw new IllegalArgumentException("meterRegistry must be an io.micrometer.core.instrument.MeterRegistry, got "
+                    + registryObject.getClass().getName());
+        }
+        MicrometerBinding b = new MicrometerBinding(registry);
+        Tags tags = Tags.of("schema", schema);
+        b.counter(CLAIM_BATCHES, "claim statements that claimed jobs", tags, stats, s -> s.claimBatches());
+        b.counter(CLAIMED_JOBS, "jobs claimed", tags, stats, s -> s.claimedJobs());
+        b.counter(EMPTY_CLAIMS, "claim statements that found no job", tags, stats, s -> s.emptyClaims());
+        b.counter(COMPLETION_BATCHES, "completion flushes (one statement and commit each)", tags, stats, s -> s.completionBatches());
+        b.counter(COMPLETED, "completions accepted", tags, stats, s -> s.completed());
+        b.counter(REJECTED, "completions rejected as stale or already closed", tags, stats, s -> s.rejected());
+        b.meters.add(Gauge.builder(LISTENING, stats, s -> s.get().listening() ? 1 : 0)
+                .description("1 while the LISTEN connection is up").tags(tags).register(registry));
+        return b;
+    }
+
+    private void counter(String name, String description, Tags tags, Supplier<RiffleStats> stats,
+                         ToDoubleFunction<RiffleStats> f) {
+        meters.add(FunctionCounter.builder(name, stats, s -> f.applyAsDouble(s.get()))
+                .description(description).tags(tags).register(registry));
+    }
+
+    @Override
+    public void close() {
+        meters.forEach(registry::remove);
+    }
+}

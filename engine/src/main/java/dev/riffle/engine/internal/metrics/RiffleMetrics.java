@@ -1,0 +1,39 @@
+package dev.riffle.engine.internal.metrics;
+
+import dev.riffle.engine.RiffleStats;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Publishes the engine counters to Micrometer when a registry is configured. Micrometer is an optional
+ * dependency: the Micrometer types live only in {@link MicrometerBinding}, which is loaded only when a registry
+ * was given, so the engine runs without Micrometer on the classpath.
+ */
+public interface RiffleMetrics extends AutoCloseable {
+
+    /** Meter names, documented once (see docs/operations.md). */
+    String CLAIM_BATCHES = "riffle.claim.batches";
+    /** Jobs claimed. */
+    String CLAIMED_JOBS = "riffle.claim.jobs";
+    /** Claims that found nothing. */
+    String EMPTY_CLAIMS = "riffle.claim.empty";
+    /** Completion flushes. */
+    String COMPLETION_BATCHES = "riffle.complete.batches";
+    /** Completions accepted. */
+    String COMPLETED = "riffle.complete.accepted";
+    /** Completions rejected (stale or already closed). */
+    String REJECTED = "riffle.complete.rejected";
+    /** 1 while LISTEN is up. */
+    String LISTENING = "riffle.listener.up";
+
+    @Override
+    void close();
+
+    /** Binds to {@code registry} (a Micrometer {@code MeterRegistry}) or returns a no-op when it is null. */
+    static RiffleMetrics bind(@Nullable Object registry, String schema, Supplier<RiffleStats> stats) {
+        if (registry == null) {
+            return () -> {};
+        }
+        return MicrometerBinding.bind(registry, schema, stats);
+    }
+}

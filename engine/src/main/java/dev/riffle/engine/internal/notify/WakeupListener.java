@@ -1,0 +1,72 @@
+package dev.riffle.engine.internal.notify;
+
+import io.r2dbc.postgresql.api.PostgresqlConnection;
+import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import io.r2dbc.postgresql.api.PostgresqlResult;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.util.retry.Retry;
+
+/**
+ * LISTEN on one dedicated, unpooled connection (STACK.md P6/P7). Each notification carries a queue name; each
+ * (re)connect emits {@link #ALL} so subscriptions poll for work announced while the listener was down. While
+ * disconnected, {@link #isListening()} is false and subscriptions poll at the short interval instead.
+ */
+public final class WakeupListener {
+    private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.notify");
+
+    /** Wake-up for every queue. */
+    public static final String ALL = "*";
+
+    private final Sinks.Many<String> wakeups = Sinks.many().multicast().directBestEffort();
+    private final Disposable connection;
+    private volatile boolean listening;
+
+    /** Starts listening on {@code channel} (a bare name; it is quoted here). */
+    public WakeupListener(PostgresqlConnectionFactory factory, String channel) {
+        String listen = "LISTEN \"" + channel.replace("\"", "\"\"") + "\"";
+        this.connection = Flux.usingWhen(factory.create(),
+                        (PostgresqlConnection c) -> c.createStatement(listen).execute()
+                                .flatMap(PostgresqlResult::getRowsUpdated)
+                                .thenMany(Flux.just(ALL)
+                                        .doOnNext(x -> {
+                                            listening = true;
+                                            log.debug("listening on {}", channel);
+                                        })
+                                        .concatWith(c.getNotifications().map(n -> {
+                                            String q = n.getParameter();
+                                            return q == null || q.isEmpty() ? ALL : q;
+                                        }))),
+                        PostgresqlConnection::close)
+                .doOnError(e -> {
+                    listening = false;
+                    log.warn("wake-up listener lost its connection ({}); polling until it reconnects", e.toString());
+                })
+                .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(2)))
+                .subscribe(q -> wakeups.tryEmitNext(q), e -> listening = false, () -> listening = false);
+    }
+
+    /** Queue names (or {@link #ALL}) as notifications arrive. Hot. */
+    public Flux<String> wakeups() {
+        return wakeups.asFlux();
+    }
+
+    /** Whether LISTEN is currently established. */
+    public boolean isListening() {
+        return listening;
+    }
+
+    /** Closes the listener connection. */
+    public Mono<Void> close() {
+        return Mono.fromRunnable(() -> {
+            listening = false;
+            connection.dispose();
+            wakeups.tryEmitComplete();
+        });
+    }
+}

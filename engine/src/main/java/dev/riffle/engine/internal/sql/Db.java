@@ -1,0 +1,78 @@
+package dev.riffle.engine.internal.sql;
+
+import io.r2dbc.pool.ConnectionPool;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.R2dbcException;
+import io.r2dbc.spi.Readable;
+import io.r2dbc.spi.Statement;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Runs catalog statements on pooled connections. Every hot-path call is a single autocommit statement whose work
+ * happens in a server-side function, so there is no client-side transaction to manage here.
+ */
+public final class Db {
+
+    private final ConnectionPool pool;
+    private final SqlCatalog sql;
+
+    /** Wraps a pool and a catalog. */
+    public Db(ConnectionPool pool, SqlCatalog sql) {
+        this.pool = pool;
+        this.sql = sql;
+    }
+
+    /** The catalog. */
+    public SqlCatalog sql() {
+        return sql;
+    }
+
+    /** The pool. */
+    public ConnectionPool pool() {
+        return pool;
+    }
+
+    /** Runs statement {@code name} on a pooled connection, mapping every row. Cold. */
+    public <T> Flux<T> query(String name, Consumer<Statement> binder, Function<Readable, T> mapper) {
+        return Flux.usingWhen(pool.create(), c -> query(c, name, binder, mapper), Connection::close);
+    }
+
+    /** Runs statement {@code name} on the given connection, mapping every row. Cold. */
+    public <T> Flux<T> query(Connection c, String name, Consumer<Statement> binder, Function<Readable, T> mapper) {
+        return Flux.defer(() -> {
+            Statement st = c.createStatement(sql.get(name));
+            binder.accept(st);
+            return Flux.from(st.execute()).concatMap(r -> r.map(mapper), 1);
+        });
+    }
+
+    /** The SQLSTATE of a database error, or null. Errors are classified by state, not class (STACK.md P19). */
+    public static String sqlState(Throwable t) {
+        for (Throwable x = t; x != null; x = x.getCause()) {
+            if (x instanceof R2dbcException e && e.getSqlState() != null) {
+                return e.getSqlState();
+            }
+        }
+        return null;
+    }
+
+    /** True for errors worth retrying: connection loss, serialization failure, deadlock, lock timeout. */
+    public static boolean isTransient(Throwable t) {
+        String state = sqlState(t);
+        if (state == null) {
+            for (Throwable x = t; x != null; x = x.getCause()) {
+                if (x instanceof io.r2dbc.spi.R2dbcTransientException
+                        || x instanceof java.io.IOException
+                        || x.getClass().getName().endsWith("PostgresConnectionClosedException")) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        return state.startsWith("08") || state.equals("40001") || state.equals("40P01") || state.equals("55P03")
+                || state.equals("57P01") || state.equals("57P03");
+    }
+}

@@ -1,0 +1,43 @@
+-- Admin reads. These scan backlogs; never call them on a dispatch path.
+
+-- name: schema_ready
+SELECT to_regprocedure(${schema_literal} || '.claim_ready(text[],integer[],integer)') IS NOT NULL AS ready
+
+-- name: counts
+WITH heads AS MATERIALIZED (
+    SELECT h.queue, h.priority, h.enqueue_shard, ${schema}.seq_next(h.seq_name) AS cursor
+      FROM ${schema}.queue_claim_heads h
+     WHERE h.queue = $1
+),
+avail AS (
+    SELECT count(*) AS n
+      FROM ${schema}.ready_entries r
+      JOIN heads h ON h.queue = r.queue AND h.priority = r.priority AND h.enqueue_shard = r.enqueue_shard
+     WHERE r.queue = $1 AND r.lane_seq >= h.cursor
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.ready_tombstones t
+                        WHERE t.ready_slot = r.ready_slot AND t.ready_generation = r.ready_generation
+                          AND t.queue = r.queue AND t.priority = r.priority AND t.enqueue_shard = r.enqueue_shard
+                          AND t.lane_seq = r.lane_seq)
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.ready_claim_attempt_batches e
+                        WHERE e.ready_slot = r.ready_slot AND e.ready_generation = r.ready_generation
+                          AND e.queue = r.queue AND e.priority = r.priority AND e.enqueue_shard = r.enqueue_shard
+                          AND e.first_lane_seq <= r.lane_seq AND e.next_lane_seq > r.lane_seq
+                          AND e.lane_ranges @> r.lane_seq)
+),
+open_claims AS (
+    SELECT count(*) AS n
+      FROM ${schema}.lease_claim_batches b
+     CROSS JOIN LATERAL unnest(b.receipt_ids) AS i(receipt_id)
+     WHERE b.queue = $1
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
+                        WHERE c.claim_slot = b.claim_slot AND c.receipt_ranges @> i.receipt_id)
+),
+completed AS (
+    SELECT coalesce((SELECT sum(completed_count) FROM ${schema}.receipt_completion_batches WHERE queue = $1), 0)
+         + (SELECT count(*) FROM ${schema}.done_entries WHERE queue = $1 AND state = 'completed') AS n
+),
+scheduled AS (
+    SELECT count(*) AS n FROM ${schema}.deferred_jobs WHERE queue = $1
+)
+SELECT avail.n AS available, open_claims.n AS in_flight, completed.n AS completed, scheduled.n AS scheduled
+  FROM avail, open_claims, completed, scheduled
