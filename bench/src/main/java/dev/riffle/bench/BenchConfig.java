@@ -160,8 +160,8 @@ final class BenchConfig {
         steadySeconds = 2;
         pinnedSeconds = 2;
         recoverySeconds = 2;
-        settleMillis = 500;
-        statsWaitMillis = 1100;
+        settleMillis = 300;
+        statsWaitMillis = 300;
         drainTimeoutSeconds = 60;
         out = Path.of("bench-results", "smoke.json");
     }

@@ -102,11 +102,16 @@ public final class BenchMain {
                     for (int w : cfg.workers) {
                         for (int d : cfg.delaysMillis) {
                             for (String sys : order) {
-                                Map<String, Object> r = runner.drain(sys, w, d);
-                                record(runs, r, round);
-                                double c = ((Number) ((Map<String, Object>) r.get("metrics"))
-                                        .get("completed_jobs_per_s")).doubleValue();
-                                peak.merge(sys, c, Math::max);
+                                long t = System.nanoTime();
+                                final int ww = w;
+                                final int dd = d;
+                                Map<String, Object> r = attempt(runner, sys, "drain", Runner.key("drain", w, d),
+                                        () -> runner.drain(sys, ww, dd));
+                                record(runs, r, round, t);
+                                Object c = ((Map<String, Object>) r.get("metrics")).get("completed_jobs_per_s");
+                                if (c instanceof Number n) {
+                                    peak.merge(sys, n.doubleValue(), Math::max);
+                                }
                             }
                         }
                     }
@@ -128,7 +133,10 @@ public final class BenchMain {
                             rate = 1000;
                             source = "fallback (no drain run and no --steady-rate)";
                         }
-                        record(runs, runner.steady(sys, rate, source, scenario.equals("pinned")), round);
+                        long t = System.nanoTime();
+                        boolean pinned = scenario.equals("pinned");
+                        record(runs, attempt(runner, sys, scenario, scenario,
+                                () -> runner.steady(sys, rate, source, pinned)), round, t);
                     }
                 }
             }
@@ -143,6 +151,7 @@ public final class BenchMain {
         result.put("notes", notes(cfg));
         result.put("runs", new ArrayList<Object>(runs));
 
+        long failed = runs.stream().filter(r -> r.containsKey("failed")).count();
         Path out = cfg.out;
         if (out.toAbsolutePath().getParent() != null) {
             Files.createDirectories(out.toAbsolutePath().getParent());
@@ -154,7 +163,38 @@ public final class BenchMain {
             Report.writeDocs(cfg.writeDocs, result);
             System.out.println("wrote " + cfg.writeDocs.toAbsolutePath());
         }
+        if (failed > 0) {
+            throw new IllegalStateException(failed + " run(s) failed; see \"failed\" in " + out.toAbsolutePath());
+        }
         return result;
+    }
+
+    private interface RunBody {
+        Map<String, Object> run() throws Exception;
+    }
+
+    /** Runs one scenario; a failure becomes a run record with {@code failed} so the other runs still happen. */
+    private static Map<String, Object> attempt(Runner runner, String system, String scenario, String key, RunBody body) {
+        try {
+            Map<String, Object> r = body.run();
+            runner.forgetSystems();
+            return r;
+        } catch (Exception e) {
+            runner.cleanUpAfterFailure();
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            java.io.StringWriter sw = new java.io.StringWriter();
+            e.printStackTrace(new java.io.PrintWriter(sw));
+            System.err.println("run failed: " + system + " " + key + "\n" + sw);
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("system", system);
+            r.put("scenario", scenario);
+            r.put("key", key);
+            r.put("failed", e.toString());
+            r.put("metrics", new LinkedHashMap<String, Object>());
+            return r;
+        }
     }
 
     private static QueueSystem newSystem(String name, BenchConfig cfg, Constructor<?> riffleCtor) {
@@ -169,12 +209,19 @@ public final class BenchMain {
     }
 
     @SuppressWarnings("unchecked")
-    private static void record(List<Map<String, Object>> runs, Map<String, Object> r, int round) {
+    private static void record(List<Map<String, Object>> runs, Map<String, Object> r, int round, long startNanos) {
         Map<String, Object> withRound = new LinkedHashMap<>();
         withRound.put("round", round);
         withRound.putAll(r);
+        double wall = (System.nanoTime() - startNanos) / 1e9;
+        withRound.put("wall_seconds", wall);
         runs.add(withRound);
         Map<String, Object> m = (Map<String, Object>) r.get("metrics");
+        if (r.containsKey("failed")) {
+            System.out.printf(Locale.ROOT, "[round %d] %-26s %-8s FAILED: %s%n", round, r.get("key"), r.get("system"),
+                    r.get("failed"));
+            return;
+        }
         StringBuilder line = new StringBuilder();
         line.append(String.format(Locale.ROOT, "[round %d] %-26s %-8s completed %s jobs/s", round, r.get("key"),
                 r.get("system"), Report.fmt(m.get("completed_jobs_per_s"), "int")));
@@ -191,7 +238,8 @@ public final class BenchMain {
             }
         }
         line.append(", dead ").append(Report.fmt(m.get("dead_tuples_end"), "int"))
-                .append(", lost ").append(Report.fmt(m.get("jobs_lost"), "int"));
+                .append(", lost ").append(Report.fmt(m.get("jobs_lost"), "int"))
+                .append(String.format(Locale.ROOT, " (%.1f s)", wall));
         if (r.containsKey("first_error")) {
             line.append(", errors ").append(m.get("errors")).append(" (first: ").append(r.get("first_error")).append(')');
         }
@@ -216,9 +264,11 @@ public final class BenchMain {
                 + cfg.statsWaitMillis + " ms have passed. It includes the harness's own few statements per phase"
                 + " (schema reset, snapshots, dead-tuple counts; listed as `harness_statements` in the JSON) and any"
                 + " other session in the same database. `xids_per_job` counts only transactions that wrote.");
-        n.add("Dead tuples: per table of the system's schema at the end of the run, after the system ran "
-                + cfg.settleMillis + " ms idle (so its maintenance, if any, had a chance) and was closed; `pgstattuple`"
-                + " when the extension can be created, else `n_dead_tup`.");
+        n.add("Dead tuples: summed over the tables of the system's schema. `n_dead_tup` (the headline number) counts"
+                + " dead tuples produced since the last vacuum; `pgstattuple` (when the extension can be created)"
+                + " counts those still present, after page pruning. End-of-run counts are read after the system ran "
+                + cfg.settleMillis + " ms idle (so its own maintenance, if any, had a chance) and closed. Counts taken"
+                + " while a system is running (end of pin, end of recovery) lag by about a second.");
         n.add("The baseline has no LISTEN/NOTIFY: after an empty claim it sleeps " + cfg.baselinePollMs + " ms, so"
                 + " its pickup latency is bounded by polling, and its idle polls show up in its commit count.");
         n.add("Steady and pinned: unless --steady-rate is given, each system runs at " + cfg.steadyLoad + " × its own"

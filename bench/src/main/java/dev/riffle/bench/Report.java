@@ -31,7 +31,9 @@ final class Report {
             new Row("commits_per_job_drain", "commits/job, drain", "d4"),
             new Row("commits_per_job_total", "commits/job, enqueue+drain", "d4"),
             new Row("dead_tuples_after_enqueue", "dead tuples after enqueue", "int"),
-            new Row("dead_tuples_end", "dead tuples at end", "int"),
+            new Row("dead_tuples_end", "dead tuples at end (n_dead_tup)", "int"),
+            new Row("dead_tuples_end_exact", "dead tuples at end (pgstattuple)", "int"),
+            new Row("dead_tuples_per_job", "dead tuples per completed job", "d2"),
             new Row("jobs_lost", "jobs lost", "int"),
             new Row("jobs_completed_twice", "jobs completed twice", "int"));
 
@@ -48,7 +50,8 @@ final class Report {
             new Row("complete_p99_ms", "durable completion p99 (ms)", "d2"),
             new Row("wal_bytes_per_job", "WAL bytes/job", "d0"),
             new Row("commits_per_job", "commits/job", "d4"),
-            new Row("dead_tuples_end", "dead tuples at end", "int"),
+            new Row("dead_tuples_end", "dead tuples at end (n_dead_tup)", "int"),
+            new Row("dead_tuples_end_exact", "dead tuples at end (pgstattuple)", "int"),
             new Row("jobs_lost", "jobs lost", "int"));
 
     private static final List<Row> PINNED = List.of(
@@ -63,9 +66,12 @@ final class Report {
             new Row("backlog_end_pinned", "backlog at end of pin", "int"),
             new Row("backlog_end_recovery", "backlog at end of recovery", "int"),
             new Row("drained_in_recovery", "backlog drained in recovery", "bool"),
-            new Row("dead_tuples_end_pinned", "dead tuples at end of pin", "int"),
-            new Row("dead_tuples_end_recovery", "dead tuples at end of recovery", "int"),
-            new Row("dead_tuples_end", "dead tuples at end (after settle)", "int"),
+            new Row("dead_tuples_end_pinned", "dead tuples at end of pin (n_dead_tup)", "int"),
+            new Row("dead_tuples_end_pinned_exact", "dead tuples at end of pin (pgstattuple)", "int"),
+            new Row("dead_tuples_end_recovery", "dead tuples at end of recovery (n_dead_tup)", "int"),
+            new Row("dead_tuples_end_recovery_exact", "dead tuples at end of recovery (pgstattuple)", "int"),
+            new Row("dead_tuples_end", "dead tuples at end (n_dead_tup)", "int"),
+            new Row("dead_tuples_end_exact", "dead tuples at end (pgstattuple)", "int"),
             new Row("wal_bytes_per_job", "WAL bytes/job", "d0"),
             new Row("commits_per_job", "commits/job", "d4"),
             new Row("jobs_lost", "jobs lost", "int"));
@@ -128,7 +134,9 @@ final class Report {
             return bool ? "yes" : "no";
         }
         String unit = String.valueOf(t.getOrDefault("unit", ""));
-        return fmt(v, "d2") + ("x".equals(unit) ? "x" : unit.isEmpty() ? "" : " " + unit);
+        boolean integral = v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue());
+        return fmt(v, integral && unit.isEmpty() ? "int" : "d2")
+                + ("x".equals(unit) ? "x" : unit.isEmpty() ? "" : " " + unit);
     }
 
     static String fmt(Object v, String f) {
@@ -240,9 +248,10 @@ final class Report {
         }
 
         sb.append("### Dead tuples per table at the end of each run\n\n");
-        sb.append("`n_dead_tup` is PostgreSQL's statistics counter; \"exact\" is `pgstattuple` (counts dead tuples that"
-                + " cannot be removed yet as well).\n\n");
-        sb.append("| Run | System | Table | n_dead_tup | exact | vacuums |\n|---|---|---|---:|---:|---:|\n");
+        sb.append("`n_dead_tup` is PostgreSQL's statistics counter (dead tuples produced since the last vacuum);"
+                + " \"pgstattuple\" counts the dead tuples still present (page pruning removes some without a vacuum)."
+                + " Tables with no dead tuples by either count are summarised per run.\n\n");
+        sb.append("| Run | System | Table | n_dead_tup | pgstattuple | vacuums |\n|---|---|---|---:|---:|---:|\n");
         for (Object o : (List<Object>) result.get("runs")) {
             Map<String, Object> run = (Map<String, Object>) o;
             Map<String, Object> dead = (Map<String, Object>) run.get("dead_tuples");
@@ -250,16 +259,28 @@ final class Report {
             if (end == null) {
                 continue;
             }
+            String runName = run.get("key") + " (round " + run.get("round") + ")";
             Map<String, Object> tables = (Map<String, Object>) end.get("tables");
+            int clean = 0;
             for (var t : tables.entrySet()) {
                 Map<String, Object> tm = (Map<String, Object>) t.getValue();
                 if (tm.containsKey("partitioned_parent")) {
                     continue;
                 }
-                sb.append("| ").append(run.get("key")).append(" (round ").append(run.get("round")).append(") | ")
-                        .append(run.get("system")).append(" | ").append(t.getKey()).append(" | ")
-                        .append(fmt(tm.get("n_dead_tup"), "int")).append(" | ").append(fmt(tm.get("dead_exact"), "int"))
-                        .append(" | ").append(fmt(tm.get("vacuums"), "int")).append(" |\n");
+                Double a = Summary.num(tm.get("n_dead_tup"));
+                Double b = Summary.num(tm.get("dead_exact"));
+                if ((a == null || a == 0) && (b == null || b == 0)) {
+                    clean++;
+                    continue;
+                }
+                sb.append("| ").append(runName).append(" | ").append(run.get("system")).append(" | ").append(t.getKey())
+                        .append(" | ").append(fmt(tm.get("n_dead_tup"), "int")).append(" | ")
+                        .append(fmt(tm.get("dead_exact"), "int")).append(" | ").append(fmt(tm.get("vacuums"), "int"))
+                        .append(" |\n");
+            }
+            if (clean > 0) {
+                sb.append("| ").append(runName).append(" | ").append(run.get("system")).append(" | ").append(clean)
+                        .append(clean == 1 ? " other table" : " other tables").append(" | 0 | 0 | |\n");
             }
         }
         sb.append('\n');

@@ -36,12 +36,42 @@ final class Runner {
         this.padding = Payloads.padding(cfg.payloadPad);
     }
 
+    private final List<QueueSystem> created = new ArrayList<>();
+
+    private QueueSystem create(String systemName) {
+        QueueSystem s = factory.apply(systemName);
+        created.add(s);
+        return s;
+    }
+
+    /** After a failed run: closes every system this runner created (closing twice is harmless) and ends a pin. */
+    void cleanUpAfterFailure() {
+        for (QueueSystem s : created) {
+            try {
+                s.close();
+            } catch (RuntimeException e) {
+                // best effort
+            }
+        }
+        created.clear();
+        try {
+            mon.releasePin();
+        } catch (java.sql.SQLException e) {
+            // best effort
+        }
+    }
+
+    /** After a successful run: forget the (closed) systems. */
+    void forgetSystems() {
+        created.clear();
+    }
+
     // ------------------------------------------------------------------------------------------------ drain
 
     Map<String, Object> drain(String systemName, int workers, int delayMillis) throws Exception {
         int n = cfg.jobs;
         Tracker tr = new Tracker(n);
-        QueueSystem sys = factory.apply(systemName);
+        QueueSystem sys = create(systemName);
         sys.reset(mon.connection());
         mon.statements++;
         sleep(cfg.statsWaitMillis); // backends used by the reset (Riffle migrates here) flush their counters on exit
@@ -55,7 +85,7 @@ final class Runner {
         Monitor.Snapshot s1 = mon.snapshot();
         Map<String, Object> deadAfterEnqueue = mon.deadTuples(sys.schema());
 
-        QueueSystem sys2 = factory.apply(systemName);
+        QueueSystem sys2 = create(systemName);
         sys2.open();
         long t2 = System.nanoTime();
         sys2.startWorkers(workers, Duration.ofMillis(delayMillis), tr);
@@ -89,7 +119,8 @@ final class Runner {
         m.put("xids_per_job_drain", per((Long) drn.get("xids_assigned"), done));
         m.put("dead_tuples_after_enqueue", deadTotal(deadAfterEnqueue));
         m.put("dead_tuples_end", deadTotal(deadEnd));
-        m.put("dead_tuples_end_stats", deadEnd.get("n_dead_tup_total"));
+        m.put("dead_tuples_end_exact", deadExact(deadEnd));
+        m.put("dead_tuples_per_job", per(((Number) deadTotal(deadEnd)).longValue(), done));
         m.put("jobs_enqueued", tr.enqueued.get());
         m.put("jobs_completed", done);
         m.put("jobs_lost", tr.enqueued.get() - done);
@@ -182,7 +213,7 @@ final class Runner {
         int loadSeconds = pinned ? cfg.pinnedSeconds + cfg.recoverySeconds : cfg.steadySeconds;
         int capacity = (int) Math.min(Integer.MAX_VALUE - 16, (long) Math.ceil(rate * loadSeconds * 1.2) + 100_000);
         Tracker tr = new Tracker(capacity);
-        QueueSystem sys = factory.apply(systemName);
+        QueueSystem sys = create(systemName);
         sys.reset(mon.connection());
         mon.statements++;
         sleep(cfg.statsWaitMillis); // backends used by the reset (Riffle migrates here) flush their counters on exit
@@ -256,12 +287,15 @@ final class Runner {
             long allowed = Math.max(2L * w, (long) Math.ceil(rate * 0.1));
             m.put("drained_in_recovery", backlogRecoveryEnd <= allowed);
             m.put("dead_tuples_end_pinned", deadTotal(deadPinEnd));
+            m.put("dead_tuples_end_pinned_exact", deadExact(deadPinEnd));
             m.put("dead_tuples_end_recovery", deadTotal(deadRecoveryEnd));
+            m.put("dead_tuples_end_recovery_exact", deadExact(deadRecoveryEnd));
             r.put("drained_in_recovery_rule", "backlog at the end of recovery <= max(2 x W, 0.1 s x rate) = " + allowed);
         }
         m.put("drain_after_stop_s", seconds(tStop, tDrained));
         m.put("dead_tuples_end", deadTotal(deadEnd));
-        m.put("dead_tuples_end_stats", deadEnd.get("n_dead_tup_total"));
+        m.put("dead_tuples_end_exact", deadExact(deadEnd));
+        m.put("dead_tuples_per_job", per(((Number) deadTotal(deadEnd)).longValue(), done));
         m.put("jobs_enqueued", enq);
         m.put("jobs_completed", done);
         m.put("jobs_lost", enq - done);
@@ -403,9 +437,14 @@ final class Runner {
         }
     }
 
+    /** Dead tuples produced and not yet vacuumed: {@code n_dead_tup}, summed over the schema's tables. */
     static Object deadTotal(Map<String, Object> dead) {
-        Object exact = dead.get("dead_exact_total");
-        return exact != null ? exact : dead.get("n_dead_tup_total");
+        return dead.get("n_dead_tup_total");
+    }
+
+    /** Dead tuples present right now ({@code pgstattuple}; pruned ones are gone), or null without pgstattuple. */
+    static Object deadExact(Map<String, Object> dead) {
+        return dead.get("dead_exact_total");
     }
 
     private static double seconds(long from, long to) {

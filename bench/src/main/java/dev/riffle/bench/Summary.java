@@ -77,7 +77,9 @@ final class Summary {
 
     private static Map<String, Object> median(List<Map<String, Object>> ms) {
         Map<String, Object> out = new LinkedHashMap<>();
-        for (String k : ms.get(0).keySet()) {
+        java.util.Set<String> keys = new java.util.LinkedHashSet<>();
+        ms.forEach(m -> keys.addAll(m.keySet()));
+        for (String k : keys) {
             List<Double> xs = new ArrayList<>();
             Boolean all = null;
             for (Map<String, Object> m : ms) {

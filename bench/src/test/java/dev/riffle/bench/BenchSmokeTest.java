@@ -52,6 +52,7 @@ class BenchSmokeTest {
         for (Object o : runs) {
             Map<String, Object> r = (Map<String, Object>) o;
             String what = r.get("system") + " " + r.get("key");
+            assertThat(r.get("failed")).as(what + " failed").isNull();
             assertThat(r).as(what).containsKeys("round", "system", "scenario", "key", "params", "complete", "metrics",
                     "phases", "dead_tuples", "counters");
             assertThat(r.get("first_error")).as(what + " first error").isNull();

@@ -1,6 +1,10 @@
 package dev.riffle.engine;
 
+import dev.riffle.engine.api.AttemptRejectedException;
 import dev.riffle.engine.api.Job;
+import dev.riffle.engine.api.JobHandler;
+import dev.riffle.engine.api.JobOutcome;
+import dev.riffle.engine.api.JobResult;
 import dev.riffle.engine.api.JobClient;
 import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.api.QueueCounts;
@@ -9,6 +13,7 @@ import dev.riffle.engine.api.SchemaNotReadyException;
 import dev.riffle.engine.internal.claim.ClaimLoop;
 import dev.riffle.engine.internal.claim.Claimer;
 import dev.riffle.engine.internal.claim.CursorAdvancer;
+import dev.riffle.engine.internal.claim.InFlight;
 import dev.riffle.engine.internal.complete.CompletionBatcher;
 import dev.riffle.engine.internal.enqueue.Enqueuer;
 import dev.riffle.engine.internal.metrics.RiffleMetrics;
@@ -58,6 +63,10 @@ public final class Riffle implements Disposable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Set<ClaimLoop> liveSubscriptions = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final RiffleMetrics metrics;
+    private final InFlight inFlight = new InFlight();
+    private final Maintenance maintenance;
+    private final RiffleAdmin admin;
+    private final Disposable cancelSignals;
 
     private Riffle(RiffleConfig config, ConnectionPool pool, PostgresqlConnectionFactory direct, SqlCatalog sql) {
         this.config = config;
@@ -65,11 +74,14 @@ public final class Riffle implements Disposable {
         this.db = new Db(pool, sql);
         this.scheduler = Schedulers.parallel();
         this.enqueuer = new Enqueuer(db, config.maxArgsBytes());
-        this.completer = new CompletionBatcher(db, config.completionBatchSize(), config.completionWindow(),
+        this.completer = new CompletionBatcher(db, inFlight, config.completionBatchSize(), config.completionWindow(),
                 config.completionFlushConcurrency(), scheduler);
         this.advancer = new CursorAdvancer(db, config.cursorAdvanceDelay(), scheduler);
-        this.claimer = new Claimer(db, advancer, completer);
-        this.listener = new WakeupListener(direct, config.schema() + ".ready");
+        this.claimer = new Claimer(db, advancer, completer, inFlight, config::dlqFor);
+        this.listener = new WakeupListener(direct, config.schema() + ".ready", config.schema() + ".cancel");
+        this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
+        this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema());
+        this.admin = new RiffleAdmin(db);
         this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), this::stats);
     }
 
@@ -165,6 +177,44 @@ public final class Riffle implements Disposable {
                 : ClaimLoop.flux(claimer, settings, scheduler, listener, liveSubscriptions));
     }
 
+    /**
+     * Runs handlers over one or more queues: each delivered job goes to the handler registered for its kind, with
+     * at most {@code concurrency} handlers running at once (that is also the subscription's demand, so at most
+     * that many jobs are claimed and not finished). The handler's outcome is recorded exactly once: an error is a
+     * retry with the queue's backoff while attempts remain; an unknown kind fails terminally with a clear reason.
+     * Cold; cancel the returned {@code Flux} to stop.
+     */
+    public Flux<JobResult> work(Map<String, JobHandler> handlers, int concurrency, String... queues) {
+        Map<String, JobHandler> byKind = Map.copyOf(handlers);
+        if (concurrency < 1 || concurrency > 10_000) {
+            throw new IllegalArgumentException("concurrency must be between 1 and 10000, got " + concurrency);
+        }
+        return subscribe(queues).flatMap(job -> run(byKind, job), concurrency, 1);
+    }
+
+    private Mono<JobResult> run(Map<String, JobHandler> handlers, Job job) {
+        JobHandler handler = handlers.get(job.kind());
+        Mono<JobOutcome> outcome = handler == null
+                ? Mono.just(JobOutcome.fail("no handler registered for kind '" + job.kind() + "'"))
+                : Mono.defer(() -> handler.handle(job))
+                        .defaultIfEmpty(JobOutcome.complete())
+                        .onErrorResume(e -> Mono.just(JobOutcome.retry(String.valueOf(e))));
+        return outcome.flatMap(o -> job.finish(o)
+                .thenReturn(new JobResult(job.id(), job.runLease(), job.kind(), o, true))
+                .onErrorResume(AttemptRejectedException.class,
+                        e -> Mono.just(new JobResult(job.id(), job.runLease(), job.kind(), o, false))));
+    }
+
+    /** Operator actions: cancel, DLQ. */
+    public RiffleAdmin admin() {
+        return admin;
+    }
+
+    /** Maintenance leadership and one-pass service runs. */
+    public Maintenance maintenance() {
+        return maintenance;
+    }
+
     /** Exact counts for {@code queue}; an admin read that scans the backlog. */
     public Mono<QueueCounts> counts(String queue) {
         return db.query("counts", st -> st.bind("$1", queue), row -> new QueueCounts(queue,
@@ -175,7 +225,8 @@ public final class Riffle implements Disposable {
     /** In-process counters since start. */
     public RiffleStats stats() {
         return new RiffleStats(claimer.claimBatches(), claimer.claimedJobs(), claimer.emptyClaims(),
-                completer.flushes(), completer.completed(), completer.rejected(), listener.isListening());
+                completer.flushes(), completer.completed(), completer.closed(), completer.rejected(),
+                inFlight.size(), listener.isListening(), maintenance.isLeader());
     }
 
     /** Internal access for the test kit and tools; not API. */
@@ -202,6 +253,8 @@ public final class Riffle implements Disposable {
             return completer.close()
                     .timeout(Duration.ofSeconds(30), Mono.empty())
                     .then(advancer.close())
+                    .then(maintenance.close())
+                    .then(Mono.fromRunnable(cancelSignals::dispose))
                     .then(listener.close())
                     .then(Mono.fromRunnable(metrics::close))
                     .then(pool.disposeLater())

@@ -26,14 +26,17 @@ import org.jspecify.annotations.Nullable;
  * @param busyRetryDelay wait before retrying a claim when every lane with work was locked by another claimer
  * @param cursorAdvanceDelay coalescing window for post-commit claim cursor advances
  * @param maxArgsBytes largest accepted args JSON, in UTF-8 bytes
- * @param queues per-queue settings (deadline); queues not listed use {@link QueueConfig#of(String)}
+ * @param queues per-queue settings (deadline, DLQ policy); queues not listed use {@link QueueConfig#of(String)}
+ * @param dlqByDefault whether exhausted or failed jobs go to the DLQ when their queue does not say (default true)
+ * @param maintenance maintenance leader settings
  * @param meterRegistry optional Micrometer {@code MeterRegistry} (typed as Object so Micrometer stays optional)
  */
 public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int poolSize, String applicationName,
                            int maxClaimBatch, int completionBatchSize, Duration completionWindow,
                            int completionFlushConcurrency, Duration pollInterval, Duration safetyPollInterval,
                            Duration busyRetryDelay, Duration cursorAdvanceDelay, int maxArgsBytes,
-                           Map<String, QueueConfig> queues, @Nullable Object meterRegistry) {
+                           Map<String, QueueConfig> queues, boolean dlqByDefault, MaintenanceConfig maintenance,
+                           @Nullable Object meterRegistry) {
 
     /** Default schema: {@value}. */
     public static final String DEFAULT_SCHEMA = RiffleMigrations.DEFAULT_SCHEMA;
@@ -74,6 +77,13 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
         requirePositive("cursorAdvanceDelay", cursorAdvanceDelay);
         Objects.requireNonNull(applicationName, "applicationName");
         queues = Map.copyOf(queues);
+        Objects.requireNonNull(maintenance, "maintenance");
+    }
+
+    /** Whether terminal failures of {@code queue} go to the DLQ. */
+    public boolean dlqFor(String queue) {
+        QueueConfig q = queues.get(queue);
+        return q != null && q.dlq() != null ? q.dlq() : dlqByDefault;
     }
 
     private static void requireRange(String field, int v, int min, int max) {
@@ -117,8 +127,22 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
         private int maxArgsBytes = DEFAULT_MAX_ARGS_BYTES;
         private final Map<String, QueueConfig> queues = new LinkedHashMap<>();
         private @Nullable Object meterRegistry;
+        private boolean dlqByDefault = true;
+        private MaintenanceConfig maintenance = MaintenanceConfig.defaults();
 
         private Builder() {}
+
+        /** DLQ for terminal failures when the queue does not say (default true). */
+        public Builder dlqByDefault(boolean dlqByDefault) {
+            this.dlqByDefault = dlqByDefault;
+            return this;
+        }
+
+        /** Maintenance settings (default {@link MaintenanceConfig#defaults()}). */
+        public Builder maintenance(MaintenanceConfig maintenance) {
+            this.maintenance = maintenance;
+            return this;
+        }
 
         /** Database location (required). */
         public Builder url(DatabaseUrl url) {
@@ -228,7 +252,8 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
             }
             return new RiffleConfig(url, schema, migrate, poolSize, applicationName, maxClaimBatch,
                     completionBatchSize, completionWindow, completionFlushConcurrency, pollInterval,
-                    safetyPollInterval, busyRetryDelay, cursorAdvanceDelay, maxArgsBytes, queues, meterRegistry);
+                    safetyPollInterval, busyRetryDelay, cursorAdvanceDelay, maxArgsBytes, queues, dlqByDefault,
+                    maintenance, meterRegistry);
         }
     }
 }

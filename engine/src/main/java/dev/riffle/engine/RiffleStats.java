@@ -8,8 +8,12 @@ package dev.riffle.engine;
  * @param emptyClaims claim statements that found nothing (or only busy lanes)
  * @param completionBatches completion flushes; each is one statement and one commit
  * @param completed completions accepted
- * @param rejected completions rejected as already closed or stale
+ * @param closed non-success outcomes accepted (retry, snooze, fail, cancel)
+ * @param rejected outcomes rejected as already closed or stale
+ * @param inFlight attempts delivered by this process and not finished yet
  * @param listening whether the LISTEN connection is up
+ * @param leader whether this process is the maintenance leader
  */
 public record RiffleStats(long claimBatches, long claimedJobs, long emptyClaims, long completionBatches,
-                          long completed, long rejected, boolean listening) {}
+                          long completed, long closed, long rejected, int inFlight, boolean listening,
+                          boolean leader) {}

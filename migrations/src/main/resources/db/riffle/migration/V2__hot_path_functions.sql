@@ -85,31 +85,32 @@ BEGIN
 END
 $$;
 
--- Enqueue a batch in the caller's transaction (DESIGN.md §5.1.1). Arrays are positionally aligned; job ids come
--- back in input order. Rows with run_at in the future go to deferred_jobs. The NOTIFY is delivered on commit and
--- dropped on rollback. Lanes are reserved in a stable (queue, priority) order to avoid producer deadlocks.
-CREATE FUNCTION ${schema}.enqueue_jobs(p_queues text[], p_kinds text[], p_args jsonb[], p_priorities smallint[],
-                                       p_max_attempts smallint[], p_run_ats timestamptz[])
-RETURNS SETOF bigint
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
+-- Append runnable rows to the queue ring (DESIGN.md §5.1.1 steps 5-9): reserve lane positions in a stable
+-- (queue, priority) order, read the ring cursor after reserving (so a later reservation never lands in an older
+-- generation), insert the ready rows and one segment per lane, and NOTIFY (delivered on commit, dropped on
+-- rollback). Used by enqueue, promotion and DLQ retry; rows keep their job id, attempt and run_lease.
+CREATE FUNCTION ${schema}.append_ready(p_job_ids bigint[], p_queues text[], p_kinds text[], p_args jsonb[],
+                                       p_priorities smallint[], p_max_attempts smallint[], p_attempts smallint[],
+                                       p_run_leases bigint[], p_payloads jsonb[], p_created_ats timestamptz[],
+                                       p_run_ats timestamptz[])
+RETURNS int
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-    v_now   timestamptz := now();
-    v_ids   bigint[];
-    v_slot  int;
-    v_gen   bigint;
-    v_lanes text[] := '{}';
-    v_prios smallint[] := '{}';
+    v_now    timestamptz := now();
+    v_slot   int;
+    v_gen    bigint;
+    v_lanes  text[] := '{}';
+    v_prios  smallint[] := '{}';
     v_firsts bigint[] := '{}';
-    v_dummy int;
-    l       record;
+    v_dummy  int;
+    l        record;
 BEGIN
-    SELECT array_agg(nextval('${schema}.job_id_seq') ORDER BY g) INTO v_ids
-      FROM generate_series(1, cardinality(p_kinds)) g;
-
+    IF coalesce(cardinality(p_job_ids), 0) = 0 THEN
+        RETURN 0;
+    END IF;
     FOR l IN
         SELECT x.queue, x.priority, count(*) AS n
-          FROM unnest(p_queues, p_priorities, p_run_ats) AS x(queue, priority, run_at)
-         WHERE x.run_at IS NULL OR x.run_at <= v_now
+          FROM unnest(p_queues, p_priorities) AS x(queue, priority)
          GROUP BY x.queue, x.priority
          ORDER BY x.queue, x.priority
     LOOP
@@ -118,53 +119,76 @@ BEGIN
         v_firsts := v_firsts || ${schema}.reserve_lane(l.queue, l.priority, 0::smallint, l.n);
     END LOOP;
 
-    -- Read the ring cursor after reserving, so a later reservation never lands in an older generation.
     SELECT r.slot, r.generation INTO v_slot, v_gen
       FROM ${schema}.queue_ring_rotations r ORDER BY r.generation DESC LIMIT 1;
 
     WITH input AS (
-        SELECT x.ord, v_ids[x.ord] AS job_id, x.queue, x.kind, x.args, x.priority, x.max_attempts,
-               coalesce(x.run_at, v_now) AS run_at,
-               (x.run_at IS NULL OR x.run_at <= v_now) AS immediate
-          FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
-               WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
+        SELECT x.*
+          FROM unnest(p_job_ids, p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_attempts, p_run_leases,
+                      p_payloads, p_created_ats, p_run_ats)
+               WITH ORDINALITY AS x(job_id, queue, kind, args, priority, max_attempts, attempt, run_lease, payload,
+                                    created_at, run_at, ord)
     ),
     placed AS (
         SELECT i.*, ln.first + row_number() OVER (PARTITION BY i.queue, i.priority ORDER BY i.ord) - 1 AS lane_seq
           FROM input i
           JOIN unnest(v_lanes, v_prios, v_firsts) AS ln(queue, priority, first)
             ON ln.queue = i.queue AND ln.priority = i.priority
-         WHERE i.immediate
     ),
     ready AS (
         INSERT INTO ${schema}.ready_entries (ready_slot, ready_generation, job_id, kind, queue, args, priority, attempt,
-                                             run_lease, max_attempts, lane_seq, enqueue_shard, run_at, created_at)
-        SELECT v_slot, v_gen, p.job_id, p.kind, p.queue, p.args, p.priority, 0, 0, p.max_attempts, p.lane_seq, 0,
-               p.run_at, v_now
+                                             run_lease, max_attempts, lane_seq, enqueue_shard, run_at, created_at,
+                                             payload)
+        SELECT v_slot, v_gen, p.job_id, p.kind, p.queue, p.args, p.priority, p.attempt, p.run_lease, p.max_attempts,
+               p.lane_seq, 0, coalesce(p.run_at, v_now), coalesce(p.created_at, v_now), p.payload
           FROM placed p
-        RETURNING 1
     ),
     segs AS (
         INSERT INTO ${schema}.ready_segments (ready_slot, ready_generation, queue, priority, enqueue_shard,
                                               first_lane_seq, next_lane_seq, first_run_at, created_at)
-        SELECT v_slot, v_gen, p.queue, p.priority, 0, min(p.lane_seq), max(p.lane_seq) + 1, min(p.run_at), v_now
+        SELECT v_slot, v_gen, p.queue, p.priority, 0, min(p.lane_seq), max(p.lane_seq) + 1,
+               min(coalesce(p.run_at, v_now)), v_now
           FROM placed p
          GROUP BY p.queue, p.priority
-        RETURNING 1
-    ),
-    deferred AS (
-        INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
-                                             max_attempts, run_at, created_at)
-        SELECT i.job_id, i.kind, i.queue, i.args, 'scheduled', i.priority, 0, 0, i.max_attempts, i.run_at, v_now
-          FROM input i
-         WHERE NOT i.immediate
-        RETURNING 1
     )
     -- Data-modifying CTEs always run to completion, whether or not the outer query reads them.
     SELECT 1 INTO v_dummy;
-    PERFORM pg_notify('${schema_name}.ready', q)
-       FROM (SELECT DISTINCT x.queue AS q FROM unnest(p_queues, p_run_ats) AS x(queue, run_at)
-              WHERE x.run_at IS NULL OR x.run_at <= v_now) d;
+
+    PERFORM pg_notify('${schema_name}.ready', q) FROM (SELECT DISTINCT unnest(p_queues) AS q) d;
+    RETURN cardinality(p_job_ids);
+END
+$$;
+
+-- Enqueue a batch in the caller's transaction (DESIGN.md §5.1.1). Arrays are positionally aligned; job ids come
+-- back in input order. Rows with run_at in the future go to deferred_jobs (no lane work, no NOTIFY).
+CREATE FUNCTION ${schema}.enqueue_jobs(p_queues text[], p_kinds text[], p_args jsonb[], p_priorities smallint[],
+                                       p_max_attempts smallint[], p_run_ats timestamptz[])
+RETURNS SETOF bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_now timestamptz := now();
+    v_ids bigint[];
+BEGIN
+    SELECT array_agg(nextval('${schema}.job_id_seq') ORDER BY g) INTO v_ids
+      FROM generate_series(1, cardinality(p_kinds)) g;
+
+    INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
+                                         max_attempts, run_at, created_at)
+    SELECT v_ids[x.ord], x.kind, x.queue, x.args, 'scheduled', x.priority, 0, 0, x.max_attempts, x.run_at, v_now
+      FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
+           WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
+     WHERE x.run_at > v_now;
+
+    PERFORM ${schema}.append_ready(array_agg(v_ids[x.ord] ORDER BY x.ord), array_agg(x.queue ORDER BY x.ord),
+                                   array_agg(x.kind ORDER BY x.ord), array_agg(x.args ORDER BY x.ord),
+                                   array_agg(x.priority ORDER BY x.ord), array_agg(x.max_attempts ORDER BY x.ord),
+                                   array_agg(0::smallint ORDER BY x.ord), array_agg(0::bigint ORDER BY x.ord),
+                                   array_agg(NULL::jsonb ORDER BY x.ord), array_agg(v_now ORDER BY x.ord),
+                                   array_agg(coalesce(x.run_at, v_now) ORDER BY x.ord))
+       FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
+            WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
+      WHERE x.run_at IS NULL OR x.run_at <= v_now;
+
     RETURN QUERY SELECT unnest(v_ids);
 END
 $$;

@@ -53,4 +53,44 @@ public interface Job {
      * is written twice.
      */
     Mono<Void> complete();
+
+    /**
+     * Ends this attempt with {@code outcome} (complete, retry, snooze, fail, cancel). Cold; succeeds once the
+     * outcome is durable; errors with {@link AttemptRejectedException} when the attempt is no longer open.
+     */
+    Mono<Void> finish(JobOutcome outcome);
+
+    /** Retry with the queue's backoff; see {@link JobOutcome.Retry}. */
+    default Mono<Void> retry(String error) {
+        return finish(JobOutcome.retry(error));
+    }
+
+    /** Retry after {@code delay}. */
+    default Mono<Void> retry(String error, java.time.Duration delay) {
+        return finish(JobOutcome.retry(error, delay));
+    }
+
+    /** Run again after {@code delay} without consuming an attempt. */
+    default Mono<Void> snooze(java.time.Duration delay) {
+        return finish(JobOutcome.snooze(delay));
+    }
+
+    /** Fail terminally (DLQ when the queue's policy is on). */
+    default Mono<Void> fail(String reason) {
+        return finish(JobOutcome.fail(reason));
+    }
+
+    /** Cancel this job from inside its handler. */
+    default Mono<Void> cancel(String reason) {
+        return finish(JobOutcome.cancel(reason));
+    }
+
+    /**
+     * Completes (empty) when this attempt was cancelled from outside (an operator's {@code cancel(jobId)}), so a
+     * handler can stop early. Its later completion would be rejected anyway; this signal only saves the work.
+     */
+    Mono<Void> cancellation();
+
+    /** True once {@link #cancellation()} fired. */
+    boolean isCancelled();
 }

@@ -9,8 +9,9 @@ import java.util.Objects;
  * @param name queue name
  * @param deadline hard deadline of every attempt claimed from this queue; {@link Duration#ZERO} (the default)
  *                 means no deadline, and the claim batch's {@code deadline_at} is NULL
+ * @param dlq whether terminal failures of this queue go to the DLQ; null means the engine default
  */
-public record QueueConfig(String name, Duration deadline) {
+public record QueueConfig(String name, Duration deadline, @org.jspecify.annotations.Nullable Boolean dlq) {
 
     /** Validates. */
     public QueueConfig {
@@ -30,11 +31,16 @@ public record QueueConfig(String name, Duration deadline) {
 
     /** A queue with no deadline. */
     public static QueueConfig of(String name) {
-        return new QueueConfig(name, Duration.ZERO);
+        return new QueueConfig(name, Duration.ZERO, null);
     }
 
     /** A queue whose attempts expire after {@code deadline}. */
     public static QueueConfig withDeadline(String name, Duration deadline) {
-        return new QueueConfig(name, deadline);
+        return new QueueConfig(name, deadline, null);
+    }
+
+    /** The same queue with its DLQ policy set. */
+    public QueueConfig withDlq(boolean enabled) {
+        return new QueueConfig(name, deadline, enabled);
     }
 }

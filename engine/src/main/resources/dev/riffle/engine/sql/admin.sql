@@ -41,3 +41,25 @@ scheduled AS (
 )
 SELECT avail.n AS available, open_claims.n AS in_flight, completed.n AS completed, scheduled.n AS scheduled
   FROM avail, open_claims, completed, scheduled
+
+-- name: cancel
+SELECT ${schema}.cancel_job($1::bigint) AS result
+
+-- name: dlq_list
+SELECT job_id, queue, kind, args::text AS args, attempt, run_lease, dlq_reason, payload::text AS payload, dlq_at
+  FROM ${schema}.dlq_entries
+ WHERE queue = $1 AND job_id > $2::bigint
+ ORDER BY job_id
+ LIMIT $3::int
+
+-- name: dlq_retry
+SELECT j AS job_id FROM ${schema}.dlq_retry($1::bigint[]) AS j
+
+-- name: dlq_match
+SELECT job_id FROM ${schema}.dlq_entries
+ WHERE ($1::text IS NULL OR queue = $1) AND ($2::text IS NULL OR kind = $2)
+ ORDER BY job_id
+ LIMIT $3::int
+
+-- name: dlq_purge
+DELETE FROM ${schema}.dlq_entries WHERE job_id = ANY ($1::bigint[]) RETURNING job_id

@@ -12,3 +12,7 @@ SELECT * FROM ${schema}.complete_compact($1::int[], $2::bigint[], $3::int[], $4:
 
 -- name: advance_cursors
 SELECT ${schema}.advance_claim_cursors($1::text[], $2::smallint[], $3::smallint[], $4::bigint[]) AS moved
+
+-- name: close
+SELECT * FROM ${schema}.close_compact($1::int[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[],
+                                      $7::text[], $8::bigint[], $9::text[], $10::boolean[])

@@ -1,6 +1,7 @@
 package dev.riffle.engine.internal.claim;
 
 import dev.riffle.engine.api.Job;
+import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.internal.complete.CompletionBatcher;
 import java.time.Instant;
 import java.util.Optional;
@@ -26,6 +27,9 @@ public final class ClaimedJob implements Job {
     private final @Nullable Instant deadlineAt;
     private final Receipt receipt;
     private final CompletionBatcher completer;
+    private final boolean dlq;
+    private final reactor.core.publisher.Sinks.Empty<Void> cancelled = reactor.core.publisher.Sinks.empty();
+    private volatile boolean cancelledFlag;
 
     /** Where the attempt's receipt lives in the receipt plane. */
     public record Receipt(int claimSlot, long batchId, int batchIndex, long receiptId, long jobId, long runLease) {}
@@ -33,7 +37,7 @@ public final class ClaimedJob implements Job {
     /** Creates the attempt. */
     public ClaimedJob(long id, long runLease, int attempt, int maxAttempts, String kind, String queue, int priority,
                       String argsJson, Instant createdAt, Instant claimedAt, @Nullable Instant deadlineAt,
-                      Receipt receipt, CompletionBatcher completer) {
+                      Receipt receipt, CompletionBatcher completer, boolean dlq) {
         this.id = id;
         this.runLease = runLease;
         this.attempt = attempt;
@@ -47,6 +51,7 @@ public final class ClaimedJob implements Job {
         this.deadlineAt = deadlineAt;
         this.receipt = receipt;
         this.completer = completer;
+        this.dlq = dlq;
     }
 
     @Override public long id() { return id; }
@@ -68,7 +73,33 @@ public final class ClaimedJob implements Job {
 
     @Override
     public Mono<Void> complete() {
-        return completer.complete(receipt);
+        return completer.finish(receipt, JobOutcome.complete(), dlq);
+    }
+
+    @Override
+    public Mono<Void> finish(JobOutcome outcome) {
+        return completer.finish(receipt, java.util.Objects.requireNonNull(outcome, "outcome"), dlq);
+    }
+
+    @Override
+    public Mono<Void> cancellation() {
+        return cancelled.asMono();
+    }
+
+    @Override
+    public boolean isCancelled() {
+        return cancelledFlag;
+    }
+
+    /** Signals the handler that the attempt was cancelled or rescued elsewhere. */
+    public void signalCancelled() {
+        cancelledFlag = true;
+        cancelled.tryEmitEmpty();
+    }
+
+    /** Whether a terminal or retry outcome for this queue goes to the DLQ. */
+    public boolean dlq() {
+        return dlq;
     }
 
     @Override

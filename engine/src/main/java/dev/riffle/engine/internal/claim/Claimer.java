@@ -36,15 +36,20 @@ public final class Claimer {
     private final Db db;
     private final CursorAdvancer advancer;
     private final CompletionBatcher completer;
+    private final InFlight inFlight;
+    private final java.util.function.Predicate<String> dlqPolicy;
     private final AtomicLong claimBatches = new AtomicLong();
     private final AtomicLong claimedJobs = new AtomicLong();
     private final AtomicLong emptyClaims = new AtomicLong();
 
     /** Creates the claimer. */
-    public Claimer(Db db, CursorAdvancer advancer, CompletionBatcher completer) {
+    public Claimer(Db db, CursorAdvancer advancer, CompletionBatcher completer, InFlight inFlight,
+                   java.util.function.Predicate<String> dlqPolicy) {
         this.db = db;
         this.advancer = advancer;
         this.completer = completer;
+        this.inFlight = inFlight;
+        this.dlqPolicy = dlqPolicy;
     }
 
     /** Claims up to {@code max} jobs from {@code queues}; deadlines in seconds, aligned with queues (0 = none). */
@@ -61,6 +66,7 @@ public final class Claimer {
                     long maxSeq = Long.MIN_VALUE;
                     for (Row r : rows) {
                         jobs.add(r.job());
+                        inFlight.add(r.job());
                         maxSeq = Math.max(maxSeq, r.laneSeq());
                     }
                     ClaimedJob first = jobs.get(0);
@@ -85,12 +91,13 @@ public final class Claimer {
         ClaimedJob.Receipt receipt = new ClaimedJob.Receipt(row.get("claim_slot", Integer.class),
                 row.get("batch_id", Long.class), row.get("batch_index", Integer.class),
                 row.get("receipt_id", Long.class), jobId, runLease);
+        String queue = row.get("queue", String.class);
         ClaimedJob job = new ClaimedJob(jobId, runLease, row.get("attempt", Integer.class),
-                row.get("max_attempts", Integer.class), row.get("kind", String.class), row.get("queue", String.class),
+                row.get("max_attempts", Integer.class), row.get("kind", String.class), queue,
                 row.get("priority", Integer.class), args == null ? "{}" : args.asString(),
                 row.get("created_at", OffsetDateTime.class).toInstant(),
                 row.get("claimed_at", OffsetDateTime.class).toInstant(),
-                deadline == null ? null : deadline.toInstant(), receipt, completer);
+                deadline == null ? null : deadline.toInstant(), receipt, completer, dlqPolicy.test(queue));
         return new Row(status, job, shard, laneSeq);
     }
 

@@ -1,8 +1,10 @@
 package dev.riffle.engine.internal.complete;
 
 import dev.riffle.engine.api.AttemptRejectedException;
+import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.RiffleShutdownException;
 import dev.riffle.engine.internal.claim.ClaimedJob.Receipt;
+import dev.riffle.engine.internal.claim.InFlight;
 import dev.riffle.engine.internal.sql.Db;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,37 +17,45 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.util.retry.Retry;
 
 /**
- * Batches successful completions (DESIGN.md §5.3.1): a flush goes out at {@code batchSize} items or
- * {@code window} after the first pending item, whichever comes first, as ONE {@code complete_compact} statement
- * (one round trip, one commit). Each caller's {@code Mono} succeeds when its completion is durable, or errors with
- * {@link AttemptRejectedException} when the attempt was no longer open.
+ * Batches attempt outcomes (DESIGN.md §5.3.1). A flush goes out at {@code batchSize} items or {@code window} after
+ * the first pending item, whichever comes first. Successes go out as ONE {@code complete_compact} statement and
+ * non-success exits as ONE {@code close_compact} statement, each one round trip and one commit. Each caller's
+ * {@code Mono} succeeds when its outcome is durable, or errors with {@link AttemptRejectedException} when the
+ * attempt was no longer open; nothing is written for a rejected attempt.
  *
  * <p>If the process dies with items buffered, nothing is replayed: those attempts stay open and rescue handles
- * them. A flush that fails with a transient error (connection loss) is retried; a completion whose first try did
- * commit is then reported back as already closed by the database, which this class maps to success only for the
- * retried flush.
+ * them. A flush that fails with a transient error (connection loss) is retried; an outcome whose first try did
+ * commit is then reported by the database as already closed, which is mapped to success for the retried flush only.
  */
 public final class CompletionBatcher {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.complete");
 
-    private record Pending(Receipt receipt, MonoSink<Void> sink) {}
+    private record Pending(Receipt receipt, JobOutcome outcome, boolean dlq, MonoSink<Void> sink) {
+        boolean isComplete() {
+            return outcome instanceof JobOutcome.Complete;
+        }
+    }
 
     private final Db db;
+    private final InFlight inFlight;
     private final AtomicLong flushes = new AtomicLong();
     private final AtomicLong completed = new AtomicLong();
+    private final AtomicLong closed = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
     private final Disposable pipeline;
-    private final reactor.core.publisher.Sinks.Empty<Void> terminated = reactor.core.publisher.Sinks.empty();
+    private final Sinks.Empty<Void> terminated = Sinks.empty();
     private volatile FluxSink<Pending> input;
-    private volatile boolean closed;
+    private volatile boolean shutdown;
 
     /** Starts the batching pipeline. */
-    public CompletionBatcher(Db db, int batchSize, Duration window, int flushConcurrency, Scheduler timer) {
+    public CompletionBatcher(Db db, InFlight inFlight, int batchSize, Duration window, int flushConcurrency, Scheduler timer) {
         this.db = db;
+        this.inFlight = inFlight;
         // Flux.create's sink is serialized, so handlers on any thread may submit concurrently.
         this.pipeline = Flux.<Pending>create(s -> input = s, FluxSink.OverflowStrategy.BUFFER)
                 .bufferTimeout(batchSize, window, timer, true)
@@ -54,87 +64,133 @@ public final class CompletionBatcher {
                 .subscribe(v -> {}, e -> log.error("completion pipeline terminated", e));
     }
 
-    /** Completes one attempt; cold. */
-    public Mono<Void> complete(Receipt receipt) {
-        return Mono.create(sink -> {
-            if (closed) {
-                sink.error(new RiffleShutdownException("engine is closed; completion of job " + receipt.jobId() + " not sent"));
+    /** Records {@code outcome} for the attempt; cold. */
+    public Mono<Void> finish(Receipt receipt, JobOutcome outcome, boolean dlq) {
+        return Mono.<Void>create(sink -> {
+            if (shutdown) {
+                sink.error(new RiffleShutdownException("engine is closed; outcome of job " + receipt.jobId() + " not sent"));
                 return;
             }
-            input.next(new Pending(receipt, sink));
-        });
+            input.next(new Pending(receipt, outcome, dlq, sink));
+        }).doFinally(s -> inFlight.remove(receipt.jobId(), receipt.runLease()));
     }
 
     private Mono<Void> flush(List<Pending> batch) {
-        int n = batch.size();
+        List<Pending> completes = new ArrayList<>(batch.size());
+        List<Pending> closes = new ArrayList<>();
+        for (Pending p : batch) {
+            (p.isComplete() ? completes : closes).add(p);
+        }
+        flushes.incrementAndGet();
+        Mono<Void> a = completes.isEmpty() ? Mono.empty() : send(completes, true);
+        Mono<Void> b = closes.isEmpty() ? Mono.empty() : send(closes, false);
+        return Mono.when(a, b);
+    }
+
+    private Mono<Void> send(List<Pending> items, boolean complete) {
+        int n = items.size();
         Integer[] slots = new Integer[n];
         Long[] batchIds = new Long[n];
         Integer[] idxs = new Integer[n];
         Long[] jobIds = new Long[n];
         Long[] leases = new Long[n];
         Long[] receipts = new Long[n];
+        String[] exits = new String[n];
+        Long[] delays = new Long[n];
+        String[] errors = new String[n];
+        Boolean[] dlqs = new Boolean[n];
         for (int i = 0; i < n; i++) {
-            Receipt r = batch.get(i).receipt();
+            Pending p = items.get(i);
+            Receipt r = p.receipt();
             slots[i] = r.claimSlot();
             batchIds[i] = r.batchId();
             idxs[i] = r.batchIndex();
             jobIds[i] = r.jobId();
             leases[i] = r.runLease();
             receipts[i] = r.receiptId();
+            dlqs[i] = p.dlq();
+            JobOutcome o = p.outcome();
+            if (o instanceof JobOutcome.Retry x) {
+                exits[i] = "retry";
+                delays[i] = x.delay() == null ? null : x.delay().toMillis();
+                errors[i] = x.error();
+            } else if (o instanceof JobOutcome.Snooze x) {
+                exits[i] = "snooze";
+                delays[i] = x.delay().toMillis();
+            } else if (o instanceof JobOutcome.Fail x) {
+                exits[i] = "fail";
+                errors[i] = x.reason();
+            } else if (o instanceof JobOutcome.Cancel x) {
+                exits[i] = "cancel";
+                errors[i] = x.reason();
+            } else {
+                exits[i] = "complete";
+            }
         }
         boolean[] retried = new boolean[1];
-        return Mono.defer(() -> db.query("complete",
-                                st -> st.bind("$1", slots).bind("$2", batchIds).bind("$3", idxs).bind("$4", jobIds)
-                                        .bind("$5", leases).bind("$6", receipts),
-                                row -> row.get("status", String.class))
+        String statement = complete ? "complete" : "close";
+        return Mono.defer(() -> db.query(statement, st -> {
+                            st.bind("$1", slots).bind("$2", batchIds).bind("$3", idxs).bind("$4", jobIds)
+                                    .bind("$5", leases).bind("$6", receipts);
+                            if (!complete) {
+                                st.bind("$7", exits).bind("$8", delays).bind("$9", errors).bind("$10", dlqs);
+                            }
+                        }, row -> row.get("status", String.class))
                         .collectList())
                 .retryWhen(Retry.backoff(3, Duration.ofMillis(50)).filter(Db::isTransient)
                         .doBeforeRetry(s -> {
                             retried[0] = true;
-                            log.warn("completion flush of {} failed transiently, retrying: {}", n, s.failure().toString());
+                            log.warn("{} flush of {} failed transiently, retrying: {}", statement, n, s.failure().toString());
                         }))
                 .doOnNext(statuses -> {
-                    flushes.incrementAndGet();
                     for (int i = 0; i < n; i++) {
-                        Pending p = batch.get(i);
+                        Pending p = items.get(i);
                         String status = i < statuses.size() ? statuses.get(i) : "stale";
-                        if ("completed".equals(status) || (retried[0] && "closed".equals(status))) {
-                            completed.incrementAndGet();
+                        // complete_compact answers completed|closed|stale; close_compact closed|already_closed|stale.
+                        boolean applied = status.equals(complete ? "completed" : "closed");
+                        boolean alreadyClosed = status.equals(complete ? "closed" : "already_closed");
+                        if (applied || (retried[0] && alreadyClosed)) {
+                            (complete ? completed : closed).incrementAndGet();
                             p.sink().success();
                         } else {
                             rejected.incrementAndGet();
                             p.sink().error(new AttemptRejectedException(p.receipt().jobId(), p.receipt().runLease(),
-                                    "closed".equals(status) ? AttemptRejectedException.Reason.ALREADY_CLOSED
-                                                            : AttemptRejectedException.Reason.STALE));
+                                    alreadyClosed ? AttemptRejectedException.Reason.ALREADY_CLOSED
+                                                  : AttemptRejectedException.Reason.STALE));
                         }
                     }
                 })
                 .onErrorResume(e -> {
-                    log.error("completion flush of {} failed; the attempts stay open for rescue", n, e);
-                    batch.forEach(p -> p.sink().error(e));
+                    log.error("{} flush of {} failed; the attempts stay open for rescue", statement, n, e);
+                    items.forEach(p -> p.sink().error(e));
                     return Mono.empty();
                 })
                 .then();
     }
 
-    /** Flushes done (one statement each). */
+    /** Flushes done. */
     public long flushes() {
         return flushes.get();
     }
 
-    /** Completions accepted. */
+    /** Successful completions accepted. */
     public long completed() {
         return completed.get();
     }
 
-    /** Completions rejected as closed or stale. */
+    /** Non-success outcomes accepted. */
+    public long closed() {
+        return closed.get();
+    }
+
+    /** Outcomes rejected as already closed or stale. */
     public long rejected() {
         return rejected.get();
     }
 
-    /** Stops accepting completions; completes once the buffered ones are flushed. */
+    /** Stops accepting outcomes; completes once the buffered ones are flushed. */
     public Mono<Void> close() {
-        closed = true;
+        shutdown = true;
         FluxSink<Pending> s = input;
         if (s != null) {
             s.complete();

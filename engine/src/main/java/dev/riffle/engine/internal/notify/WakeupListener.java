@@ -24,12 +24,18 @@ public final class WakeupListener {
     public static final String ALL = "*";
 
     private final Sinks.Many<String> wakeups = Sinks.many().multicast().directBestEffort();
+    private final Sinks.Many<String> cancels = Sinks.many().multicast().directBestEffort();
     private final Disposable connection;
     private volatile boolean listening;
 
-    /** Starts listening on {@code channel} (a bare name; it is quoted here). */
-    public WakeupListener(PostgresqlConnectionFactory factory, String channel) {
-        String listen = "LISTEN \"" + channel.replace("\"", "\"\"") + "\"";
+    /**
+     * Starts listening on {@code readyChannel} (queue names) and {@code cancelChannel} ({@code jobId:runLease} of
+     * cancelled attempts). Channel names are quoted here.
+     */
+    public WakeupListener(PostgresqlConnectionFactory factory, String readyChannel, String cancelChannel) {
+        String channel = readyChannel;
+        String listen = "LISTEN \"" + readyChannel.replace("\"", "\"\"") + "\"; LISTEN \""
+                + cancelChannel.replace("\"", "\"\"") + "\"";
         this.connection = Flux.usingWhen(factory.create(),
                         (PostgresqlConnection c) -> c.createStatement(listen).execute()
                                 .flatMap(PostgresqlResult::getRowsUpdated)
@@ -38,10 +44,14 @@ public final class WakeupListener {
                                             listening = true;
                                             log.debug("listening on {}", channel);
                                         })
-                                        .concatWith(c.getNotifications().map(n -> {
-                                            String q = n.getParameter();
-                                            return q == null || q.isEmpty() ? ALL : q;
-                                        }))),
+                                        .concatWith(c.getNotifications().flatMap(n -> {
+                                            String payload = n.getParameter() == null ? "" : n.getParameter();
+                                            if (cancelChannel.equals(n.getName())) {
+                                                cancels.tryEmitNext(payload);
+                                                return Flux.empty();
+                                            }
+                                            return Flux.just(payload.isEmpty() ? ALL : payload);
+                                        }, 1, 1))),
                         PostgresqlConnection::close)
                 .doOnError(e -> {
                     listening = false;
@@ -56,6 +66,11 @@ public final class WakeupListener {
         return wakeups.asFlux();
     }
 
+    /** Cancelled attempts as {@code jobId:runLease}. Hot. */
+    public Flux<String> cancels() {
+        return cancels.asFlux();
+    }
+
     /** Whether LISTEN is currently established. */
     public boolean isListening() {
         return listening;
@@ -67,6 +82,7 @@ public final class WakeupListener {
             listening = false;
             connection.dispose();
             wakeups.tryEmitComplete();
+            cancels.tryEmitComplete();
         });
     }
 }

@@ -15,7 +15,7 @@ import java.util.Map;
 public final class SqlCatalog {
 
     /** Every resource file the catalog reads, one per plane. */
-    static final String[] FILES = {"hotpath.sql", "admin.sql"};
+    static final String[] FILES = {"hotpath.sql", "admin.sql", "maintenance.sql"};
 
     private final Map<String, String> statements;
 

@@ -1,0 +1,105 @@
+package dev.riffle.engine.fault;
+
+import dev.riffle.engine.DatabaseUrl;
+import dev.riffle.engine.Riffle;
+import dev.riffle.engine.RiffleConfig;
+import dev.riffle.engine.api.NewJob;
+import dev.riffle.engine.test.fault.PgCluster;
+import dev.riffle.migrations.RiffleMigrations;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/** Engine start-up, enqueue and waiting helpers shared by the fault tests; all of it runs on the test thread. */
+final class Fixtures {
+    static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    private Fixtures() {}
+
+    /**
+     * An {@code application_name} prefix unique to one test run. Faults target engines by this prefix, and on the
+     * shared server other people's engines must never match it.
+     */
+    static String appName(String test) {
+        return "riffle-" + test + "-" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 41), 36);
+    }
+
+    static Riffle start(DatabaseUrl url, String schema, String appName, Consumer<RiffleConfig.Builder> tweak) {
+        RiffleConfig.Builder b = RiffleConfig.builder().url(url).schema(schema).migrate(false).poolSize(6)
+                .applicationName(appName);
+        tweak.accept(b);
+        return Riffle.start(b.build()).block(TIMEOUT);
+    }
+
+    static void close(Riffle... engines) {
+        for (Riffle r : engines) {
+            if (r != null) {
+                r.close().block(TIMEOUT);
+            }
+        }
+    }
+
+    static void migrate(PgCluster pg, String schema) {
+        DatabaseUrl url = pg.url();
+        RiffleMigrations.migrate(url.jdbcUrl(), url.user(), "", RiffleMigrations.Settings.of(schema));
+    }
+
+    static List<NewJob> jobs(String queue, int from, int n) {
+        List<NewJob> batch = new ArrayList<>(n);
+        for (int i = from; i < from + n; i++) {
+            batch.add(NewJob.builder("fault.test").queue(queue).args("{\"i\":" + i + "}").build());
+        }
+        return batch;
+    }
+
+    /** Enqueues {@code n} jobs in batches of 1,000 and returns their ids. */
+    static List<Long> enqueue(Riffle riffle, String queue, int n) {
+        List<Long> ids = new ArrayList<>(n);
+        for (int from = 0; from < n; from += 1000) {
+            ids.addAll(riffle.client().enqueueMany(jobs(queue, from, Math.min(1000, n - from))).block(TIMEOUT));
+        }
+        return ids;
+    }
+
+    /** The URL as text a child process can parse, including the password when there is one. */
+    static String urlArgument(DatabaseUrl url) {
+        String userInfo = enc(url.user()) + (url.password() == null ? "" : ":" + enc(url.password()));
+        return "postgresql://" + userInfo + "@" + url.host() + ":" + url.port() + "/" + enc(url.database());
+    }
+
+    private static String enc(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+
+    /** Polls {@code condition} every 50 ms; false when {@code timeout} passed without it becoming true. */
+    static boolean await(BooleanSupplier condition, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            sleep(50);
+        }
+        return true;
+    }
+
+    static void sleep(long millis) {
+        try {
+            TimeUnit.MILLISECONDS.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static String seconds(long startNanos) {
+        return String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - startNanos) / 1e9);
+    }
+}

@@ -1,0 +1,185 @@
+package dev.riffle.engine;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Settings of the maintenance leader's loops (DESIGN.md §6.2). One engine per schema holds the leader advisory
+ * lock and runs them; every step is idempotent and safe if two leaders briefly overlap. Build with
+ * {@link #builder()}; defaults are named constants.
+ *
+ * @param enabled run maintenance in this process (default true); disable for producer-only processes or tests
+ *                that drive {@code runOnce()} themselves
+ * @param leaderRetry how often a follower tries to become leader
+ * @param leaderPing how often the leader checks its connection
+ * @param promotionInterval promotion tick
+ * @param promotionBatch rows promoted per statement
+ * @param promotionMaxBatches statements per tick while batches come back full
+ * @param rotationInterval rotation (and prune) tick of the queue and claim rings
+ * @param pruneLockTimeout transaction-local lock_timeout for prune's ACCESS EXCLUSIVE
+ * @param rescueInterval stale and deadline rescue tick
+ * @param staleAfter an open attempt with no heartbeat evidence newer than this is presumed dead (database clock)
+ * @param rescueBudget attempts closed per rescue tick at most
+ * @param rescueWindow claims a rescue cursor visits per slot per tick at most
+ * @param heartbeatInterval how often a worker records heartbeat evidence for attempts running longer than this
+ * @param dlqRetention DLQ entries older than this are deleted
+ * @param dlqCleanupInterval DLQ retention tick
+ * @param dlqCleanupBatch rows deleted per DLQ retention pass
+ * @param clock clock for local scheduling only; database state always uses the database clock
+ * @param scheduler scheduler for the loops (inject a virtual-time scheduler in tests)
+ */
+public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration leaderPing, Duration promotionInterval,
+                                int promotionBatch, int promotionMaxBatches, Duration rotationInterval,
+                                Duration pruneLockTimeout, Duration rescueInterval, Duration staleAfter,
+                                int rescueBudget, int rescueWindow, Duration heartbeatInterval, Duration dlqRetention,
+                                Duration dlqCleanupInterval, int dlqCleanupBatch, Clock clock, Scheduler scheduler) {
+
+    /** Default follower retry: 5 s. */
+    public static final Duration DEFAULT_LEADER_RETRY = Duration.ofSeconds(5);
+    /** Default leader ping: 10 s. */
+    public static final Duration DEFAULT_LEADER_PING = Duration.ofSeconds(10);
+    /** Default promotion tick: 250 ms. */
+    public static final Duration DEFAULT_PROMOTION_INTERVAL = Duration.ofMillis(250);
+    /** Default promotion batch: {@value}. */
+    public static final int DEFAULT_PROMOTION_BATCH = 4096;
+    /** Default promotion batches per tick: {@value}. */
+    public static final int DEFAULT_PROMOTION_MAX_BATCHES = 32;
+    /** Default rotation tick: 1 s. */
+    public static final Duration DEFAULT_ROTATION_INTERVAL = Duration.ofSeconds(1);
+    /** Default prune lock timeout: 10 ms. */
+    public static final Duration DEFAULT_PRUNE_LOCK_TIMEOUT = Duration.ofMillis(10);
+    /** Default rescue tick: 5 s. */
+    public static final Duration DEFAULT_RESCUE_INTERVAL = Duration.ofSeconds(5);
+    /** Default staleness: 90 s. */
+    public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(90);
+    /** Default rescue budget: {@value}. */
+    public static final int DEFAULT_RESCUE_BUDGET = 500;
+    /** Default rescue window: {@value}. */
+    public static final int DEFAULT_RESCUE_WINDOW = 10_000;
+    /** Default heartbeat interval: 30 s. */
+    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(30);
+    /** Default DLQ retention: 30 days. */
+    public static final Duration DEFAULT_DLQ_RETENTION = Duration.ofDays(30);
+    /** Default DLQ cleanup tick: 60 s. */
+    public static final Duration DEFAULT_DLQ_CLEANUP_INTERVAL = Duration.ofSeconds(60);
+    /** Default DLQ cleanup batch: {@value}. */
+    public static final int DEFAULT_DLQ_CLEANUP_BATCH = 1000;
+
+    /** Validates. */
+    public MaintenanceConfig {
+        positive("leaderRetry", leaderRetry);
+        positive("leaderPing", leaderPing);
+        positive("promotionInterval", promotionInterval);
+        positive("rotationInterval", rotationInterval);
+        positive("pruneLockTimeout", pruneLockTimeout);
+        positive("rescueInterval", rescueInterval);
+        positive("staleAfter", staleAfter);
+        positive("heartbeatInterval", heartbeatInterval);
+        positive("dlqRetention", dlqRetention);
+        positive("dlqCleanupInterval", dlqCleanupInterval);
+        range("promotionBatch", promotionBatch, 1, 100_000);
+        range("promotionMaxBatches", promotionMaxBatches, 1, 1000);
+        range("rescueBudget", rescueBudget, 1, 100_000);
+        range("rescueWindow", rescueWindow, 1, 1_000_000);
+        range("dlqCleanupBatch", dlqCleanupBatch, 1, 100_000);
+        if (staleAfter.compareTo(heartbeatInterval.multipliedBy(3)) < 0) {
+            throw new IllegalArgumentException("staleAfter (" + staleAfter + ") must be at least 3 x heartbeatInterval ("
+                    + heartbeatInterval + "): a GC pause or a busy event loop must not make a live worker look dead");
+        }
+        Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(scheduler, "scheduler");
+    }
+
+    private static void positive(String field, Duration d) {
+        if (d == null || d.isZero() || d.isNegative()) {
+            throw new IllegalArgumentException(field + " must be a positive duration, got " + d);
+        }
+    }
+
+    private static void range(String field, int v, int min, int max) {
+        if (v < min || v > max) {
+            throw new IllegalArgumentException(field + " must be between " + min + " and " + max + ", got " + v);
+        }
+    }
+
+    /** Defaults. */
+    public static MaintenanceConfig defaults() {
+        return builder().build();
+    }
+
+    /** A builder with every default set. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Mutable builder. */
+    public static final class Builder {
+        private boolean enabled = true;
+        private Duration leaderRetry = DEFAULT_LEADER_RETRY;
+        private Duration leaderPing = DEFAULT_LEADER_PING;
+        private Duration promotionInterval = DEFAULT_PROMOTION_INTERVAL;
+        private int promotionBatch = DEFAULT_PROMOTION_BATCH;
+        private int promotionMaxBatches = DEFAULT_PROMOTION_MAX_BATCHES;
+        private Duration rotationInterval = DEFAULT_ROTATION_INTERVAL;
+        private Duration pruneLockTimeout = DEFAULT_PRUNE_LOCK_TIMEOUT;
+        private Duration rescueInterval = DEFAULT_RESCUE_INTERVAL;
+        private Duration staleAfter = DEFAULT_STALE_AFTER;
+        private int rescueBudget = DEFAULT_RESCUE_BUDGET;
+        private int rescueWindow = DEFAULT_RESCUE_WINDOW;
+        private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
+        private Duration dlqRetention = DEFAULT_DLQ_RETENTION;
+        private Duration dlqCleanupInterval = DEFAULT_DLQ_CLEANUP_INTERVAL;
+        private int dlqCleanupBatch = DEFAULT_DLQ_CLEANUP_BATCH;
+        private Clock clock = Clock.systemUTC();
+        private Scheduler scheduler = Schedulers.parallel();
+
+        private Builder() {}
+
+        /** Run maintenance here (default true). */
+        public Builder enabled(boolean v) { this.enabled = v; return this; }
+        /** Follower retry (default 5 s). */
+        public Builder leaderRetry(Duration v) { this.leaderRetry = v; return this; }
+        /** Leader ping (default 10 s). */
+        public Builder leaderPing(Duration v) { this.leaderPing = v; return this; }
+        /** Promotion tick (default 250 ms). */
+        public Builder promotionInterval(Duration v) { this.promotionInterval = v; return this; }
+        /** Promotion batch (default 4096). */
+        public Builder promotionBatch(int v) { this.promotionBatch = v; return this; }
+        /** Promotion batches per tick (default 32). */
+        public Builder promotionMaxBatches(int v) { this.promotionMaxBatches = v; return this; }
+        /** Rotation and prune tick (default 1 s). */
+        public Builder rotationInterval(Duration v) { this.rotationInterval = v; return this; }
+        /** Prune lock timeout (default 10 ms). */
+        public Builder pruneLockTimeout(Duration v) { this.pruneLockTimeout = v; return this; }
+        /** Rescue tick (default 5 s). */
+        public Builder rescueInterval(Duration v) { this.rescueInterval = v; return this; }
+        /** Staleness cutoff (default 90 s; at least 3 x heartbeat interval). */
+        public Builder staleAfter(Duration v) { this.staleAfter = v; return this; }
+        /** Rescue budget per tick (default 500). */
+        public Builder rescueBudget(int v) { this.rescueBudget = v; return this; }
+        /** Rescue cursor window per slot (default 10,000). */
+        public Builder rescueWindow(int v) { this.rescueWindow = v; return this; }
+        /** Heartbeat interval (default 30 s). */
+        public Builder heartbeatInterval(Duration v) { this.heartbeatInterval = v; return this; }
+        /** DLQ retention (default 30 days). */
+        public Builder dlqRetention(Duration v) { this.dlqRetention = v; return this; }
+        /** DLQ cleanup tick (default 60 s). */
+        public Builder dlqCleanupInterval(Duration v) { this.dlqCleanupInterval = v; return this; }
+        /** DLQ cleanup batch (default 1000). */
+        public Builder dlqCleanupBatch(int v) { this.dlqCleanupBatch = v; return this; }
+        /** Local clock (default UTC system clock). */
+        public Builder clock(Clock v) { this.clock = v; return this; }
+        /** Loop scheduler (default {@code Schedulers.parallel()}). */
+        public Builder scheduler(Scheduler v) { this.scheduler = v; return this; }
+
+        /** Validates and builds. */
+        public MaintenanceConfig build() {
+            return new MaintenanceConfig(enabled, leaderRetry, leaderPing, promotionInterval, promotionBatch,
+                    promotionMaxBatches, rotationInterval, pruneLockTimeout, rescueInterval, staleAfter, rescueBudget,
+                    rescueWindow, heartbeatInterval, dlqRetention, dlqCleanupInterval, dlqCleanupBatch, clock, scheduler);
+        }
+    }
+}

@@ -1,0 +1,108 @@
+package dev.riffle.engine;
+
+import dev.riffle.engine.api.CancelResult;
+import dev.riffle.engine.api.DlqEntry;
+import dev.riffle.engine.api.DlqFilter;
+import dev.riffle.engine.api.InvalidJobException;
+import dev.riffle.engine.internal.sql.Db;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.Objects;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/** Operator actions: cancel by job id and DLQ management. Every method is cold and runs one transaction. */
+public final class RiffleAdmin {
+
+    /** Largest page of a DLQ listing and largest bulk retry/purge batch. */
+    public static final int MAX_PAGE = 1000;
+
+    private final Db db;
+
+    RiffleAdmin(Db db) {
+        this.db = db;
+    }
+
+    /**
+     * Cancels a job wherever it is: an unclaimed ready job is tombstoned and never delivered; a scheduled or
+     * retryable job leaves the backlog; a running job's attempt is closed (its later completion is rejected as
+     * stale) and its worker is signalled.
+     */
+    public Mono<CancelResult> cancel(long jobId) {
+        return db.query("cancel", st -> st.bind("$1", jobId), row -> row.get("result", String.class))
+                .single()
+                .map(r -> switch (r) {
+                    case "available" -> CancelResult.CANCELLED_AVAILABLE;
+                    case "scheduled" -> CancelResult.CANCELLED_SCHEDULED;
+                    case "running" -> CancelResult.CANCELLED_RUNNING;
+                    default -> CancelResult.NOT_FOUND;
+                });
+    }
+
+    /** Lists DLQ entries of a queue, by job id, after {@code afterJobId} (0 for the first page). */
+    public Flux<DlqEntry> listDlq(String queue, long afterJobId, int limit) {
+        Objects.requireNonNull(queue, "queue");
+        if (limit < 1 || limit > MAX_PAGE) {
+            return Flux.error(new InvalidJobException("limit", "must be between 1 and " + MAX_PAGE + ", got " + limit));
+        }
+        return db.query("dlq_list", st -> st.bind("$1", queue).bind("$2", afterJobId).bind("$3", limit),
+                row -> new DlqEntry(row.get("job_id", Long.class), row.get("queue", String.class),
+                        row.get("kind", String.class), row.get("args", String.class),
+                        row.get("attempt", Integer.class), row.get("run_lease", Long.class),
+                        row.get("dlq_reason", String.class), row.get("payload", String.class),
+                        row.get("dlq_at", OffsetDateTime.class).toInstant()));
+    }
+
+    /** Moves one DLQ entry back to the ready ring (attempt 0, run lease kept); emits true if it existed. */
+    public Mono<Boolean> retryDlq(long jobId) {
+        return retry(List.of(jobId)).map(ids -> !ids.isEmpty());
+    }
+
+    /** Retries up to {@value #MAX_PAGE} entries matching {@code filter}; emits the retried ids. */
+    public Mono<List<Long>> retryDlq(DlqFilter filter) {
+        return match(filter).flatMap(this::retry);
+    }
+
+    /** Deletes one DLQ entry permanently; emits true if it existed. */
+    public Mono<Boolean> purgeDlq(long jobId) {
+        return purge(List.of(jobId)).map(ids -> !ids.isEmpty());
+    }
+
+    /** Deletes up to {@value #MAX_PAGE} entries matching {@code filter}; emits the purged ids. */
+    public Mono<List<Long>> purgeDlq(DlqFilter filter) {
+        return match(filter).flatMap(this::purge);
+    }
+
+    private Mono<List<Long>> match(DlqFilter filter) {
+        Objects.requireNonNull(filter, "filter");
+        return db.query("dlq_match", st -> {
+            if (filter.queue() == null) {
+                st.bindNull("$1", String.class);
+            } else {
+                st.bind("$1", filter.queue());
+            }
+            if (filter.kind() == null) {
+                st.bindNull("$2", String.class);
+            } else {
+                st.bind("$2", filter.kind());
+            }
+            st.bind("$3", MAX_PAGE);
+        }, row -> row.get("job_id", Long.class)).collectList();
+    }
+
+    private Mono<List<Long>> retry(List<Long> ids) {
+        if (ids.isEmpty()) {
+            return Mono.just(List.of());
+        }
+        Long[] arr = ids.toArray(Long[]::new);
+        return db.query("dlq_retry", st -> st.bind("$1", arr), row -> row.get("job_id", Long.class)).collectList();
+    }
+
+    private Mono<List<Long>> purge(List<Long> ids) {
+        if (ids.isEmpty()) {
+            return Mono.just(List.of());
+        }
+        Long[] arr = ids.toArray(Long[]::new);
+        return db.query("dlq_purge", st -> st.bind("$1", arr), row -> row.get("job_id", Long.class)).collectList();
+    }
+}

@@ -1,0 +1,50 @@
+package dev.riffle.engine.internal.claim;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Attempts delivered by this process and not yet finished, by {@code (jobId, runLease)}, so an operator's cancel
+ * (or a rescue) announced by NOTIFY can signal the handler that holds the attempt. Entries leave when the attempt
+ * is finished through the engine, whatever the outcome, so the map only holds what is really in flight.
+ */
+public final class InFlight {
+
+    private record Key(long jobId, long runLease) {}
+
+    private final Map<Key, ClaimedJob> jobs = new ConcurrentHashMap<>();
+
+    /** Tracks a delivered attempt. */
+    public void add(ClaimedJob job) {
+        jobs.put(new Key(job.id(), job.runLease()), job);
+    }
+
+    /** Forgets a finished attempt. */
+    public void remove(long jobId, long runLease) {
+        jobs.remove(new Key(jobId, runLease));
+    }
+
+    /** Signals the attempt's handler, if this process holds it. Payload form: {@code jobId:runLease}. */
+    public boolean signal(String payload) {
+        int colon = payload.indexOf(':');
+        if (colon <= 0) {
+            return false;
+        }
+        try {
+            ClaimedJob job = jobs.get(new Key(Long.parseLong(payload.substring(0, colon)),
+                    Long.parseLong(payload.substring(colon + 1))));
+            if (job == null) {
+                return false;
+            }
+            job.signalCancelled();
+            return true;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    /** Attempts currently held. */
+    public int size() {
+        return jobs.size();
+    }
+}

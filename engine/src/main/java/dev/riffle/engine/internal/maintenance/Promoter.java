@@ -1,0 +1,34 @@
+package dev.riffle.engine.internal.maintenance;
+
+import dev.riffle.engine.internal.sql.Db;
+import reactor.core.publisher.Mono;
+
+/**
+ * Promotion (DESIGN.md §6.3): moves due deferred jobs (scheduled, snoozed, retryable) into the ready ring in
+ * bounded batches, oldest first, while batches come back full (at most {@code maxBatches} per run). Each batch is
+ * one transaction that deletes and re-appends, so a leader dying mid-batch loses and duplicates nothing.
+ */
+public final class Promoter {
+    private final Db db;
+    private final int batch;
+    private final int maxBatches;
+
+    /** Creates the service. */
+    public Promoter(Db db, int batch, int maxBatches) {
+        this.db = db;
+        this.batch = batch;
+        this.maxBatches = maxBatches;
+    }
+
+    /** Promotes what is due; emits the number of jobs promoted. */
+    public Mono<Integer> runOnce() {
+        return step(0, 0);
+    }
+
+    private Mono<Integer> step(int done, int batches) {
+        return db.query("promote", st -> st.bind("$1", batch), row -> row.get("promoted", Integer.class))
+                .next()
+                .defaultIfEmpty(0)
+                .flatMap(n -> n >= batch && batches + 1 < maxBatches ? step(done + n, batches + 1) : Mono.just(done + n));
+    }
+}

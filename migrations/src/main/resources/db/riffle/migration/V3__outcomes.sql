@@ -1,0 +1,312 @@
+-- Every way an attempt can end other than success (DESIGN.md §5.4, §5.5, §6.3), plus the limits the API edge
+-- enforces, backed here by CHECK constraints.
+
+-- Names: 1..128 characters of [A-Za-z0-9_.:-], starting with a letter or digit (mirrors NewJob).
+ALTER TABLE ${schema}.ready_entries
+    ADD CONSTRAINT ready_entries_queue_name CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'),
+    ADD CONSTRAINT ready_entries_kind_name CHECK (kind ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$');
+ALTER TABLE ${schema}.deferred_jobs
+    ADD CONSTRAINT deferred_jobs_queue_name CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'),
+    ADD CONSTRAINT deferred_jobs_kind_name CHECK (kind ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$');
+
+-- Backoff for a retry after consuming attempt n (1-based): 2^n s plus up to 25 % jitter, capped at 24 h.
+CREATE FUNCTION ${schema}.retry_backoff(p_attempt int) RETURNS interval
+LANGUAGE sql VOLATILE AS $$
+    SELECT make_interval(secs => least(power(2, least(p_attempt, 30)) * (1 + random() * 0.25), 86400))
+$$;
+
+-- Close open compact attempts with a non-success exit, as one statement (DESIGN.md §5.4):
+--   1. per-attempt advisory locks, sorted, in their own statement (the same keys completion takes);
+--   2. per claim slot, a fused statement (fresh snapshot) that validates each item against its claim batch,
+--      anti-joins closure evidence, hydrates the job from its retained ready row, appends ONE closure batch row per
+--      (ready slot, generation, outcome) and writes the disposition:
+--        retry with attempts left -> deferred 'retryable' at now + delay (or the backoff), error appended;
+--        retry with none left, or fail -> narrow done_entries 'failed' (+ count delta), or dlq_entries when p_dlq;
+--        snooze -> deferred 'scheduled' at now + delay, the attempt is given back;
+--        cancel -> narrow done_entries 'cancelled' (+ count delta).
+-- p_exits: 'retry' | 'snooze' | 'fail' | 'cancel'. run_lease is kept on every path, so the next claim's run lease
+-- is higher than any evidence of this attempt. Returns per input position: status 'closed' | 'already_closed' |
+-- 'stale', and the disposition written.
+CREATE FUNCTION ${schema}.close_compact(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
+                                        p_run_leases bigint[], p_receipt_ids bigint[], p_exits text[],
+                                        p_delays_ms bigint[], p_errors text[], p_dlq boolean[])
+RETURNS TABLE (job_id bigint, run_lease bigint, status text, disposition text)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
+#variable_conflict use_column
+DECLARE
+    v_slot  int;
+    v_done  bigint[] := '{}';
+    v_disp  text[] := '{}';
+    v_part  record;
+BEGIN
+    PERFORM pg_advisory_xact_lock(k)
+       FROM (SELECT DISTINCT ${schema}.attempt_lock_key(x.j, x.r) AS k
+               FROM unnest(p_job_ids, p_run_leases) AS x(j, r)
+              ORDER BY 1) keys;
+
+    FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
+        WITH f AS (
+            SELECT DISTINCT ON (x.rid) x.*
+              FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids, p_exits,
+                          p_delays_ms, p_errors, p_dlq)
+                   WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ex, delay_ms, err, dlq, ord)
+             WHERE x.cs = v_slot
+             ORDER BY x.rid, x.ord
+        ),
+        ok AS MATERIALIZED (
+            SELECT f.*, b.ready_slot, b.ready_generation, b.queue, b.priority, b.enqueue_shard,
+                   b.lane_seqs[f.idx] AS lane_seq, b.attempts[f.idx] AS attempt, b.max_attempts[f.idx] AS max_attempts,
+                   b.claimed_at
+              FROM f
+              JOIN ${schema}.lease_claim_batches b ON b.claim_slot = v_slot AND b.batch_id = f.bid
+             WHERE f.idx BETWEEN 1 AND b.claimed_count
+               AND b.job_ids[f.idx] = f.jid AND b.run_leases[f.idx] = f.rl AND b.receipt_ids[f.idx] = f.rid
+               AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
+                                WHERE c.claim_slot = v_slot AND c.receipt_ranges @> f.rid)
+               AND NOT EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl)
+        ),
+        hyd AS MATERIALIZED (
+            SELECT ok.*, r.kind, r.args, r.created_at, r.payload AS ready_payload,
+                   CASE WHEN ok.ex = 'snooze' THEN 'scheduled'
+                        WHEN ok.ex = 'retry' AND ok.attempt < ok.max_attempts THEN 'retryable'
+                        WHEN ok.ex = 'cancel' THEN 'cancelled'
+                        WHEN ok.dlq THEN 'dlq'
+                        ELSE 'failed' END AS disp,
+                   CASE WHEN ok.err IS NULL THEN r.payload
+                        ELSE jsonb_set(coalesce(r.payload, '{}'::jsonb), '{errors}',
+                               (SELECT coalesce(jsonb_agg(e ORDER BY n), '[]'::jsonb)
+                                  FROM (SELECT e, n FROM jsonb_array_elements(
+                                                coalesce(r.payload -> 'errors', '[]'::jsonb)
+                                                || jsonb_build_array(jsonb_build_object('message', ok.err,
+                                                       'attempt', ok.attempt, 'at', clock_timestamp())))
+                                                WITH ORDINALITY AS a(e, n)
+                                         ORDER BY n DESC LIMIT 10) last10))
+                   END AS new_payload
+              FROM ok
+              JOIN ${schema}.ready_entries r
+                ON r.ready_slot = ok.ready_slot AND r.queue = ok.queue AND r.priority = ok.priority
+               AND r.enqueue_shard = ok.enqueue_shard AND r.lane_seq = ok.lane_seq
+               AND r.ready_generation = ok.ready_generation AND r.job_id = ok.jid
+        ),
+        gone AS (
+            DELETE FROM ${schema}.attempt_state a USING hyd WHERE a.job_id = hyd.jid AND a.run_lease = hyd.rl
+        ),
+        closure AS (
+            INSERT INTO ${schema}.lease_claim_closure_batches (claim_slot, ready_slot, ready_generation, outcome,
+                                                               closed_count, receipt_ids, receipt_ranges, closed_at)
+            SELECT v_slot, h.ready_slot, h.ready_generation, h.disp, count(*), array_agg(h.rid ORDER BY h.rid),
+                   range_agg(int8range(h.rid, h.rid + 1)), clock_timestamp()
+              FROM hyd h
+             GROUP BY h.ready_slot, h.ready_generation, h.disp
+        ),
+        deferred AS (
+            INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
+                                                 max_attempts, run_at, attempted_at, created_at, payload)
+            SELECT h.jid, h.kind, h.queue, h.args, h.disp::${schema}.job_state, h.priority,
+                   CASE WHEN h.disp = 'scheduled' THEN greatest(h.attempt - 1, 0) ELSE h.attempt END,
+                   h.rl, h.max_attempts,
+                   clock_timestamp() + CASE WHEN h.delay_ms IS NOT NULL THEN make_interval(secs => h.delay_ms / 1000.0)
+                                            ELSE ${schema}.retry_backoff(h.attempt) END,
+                   h.claimed_at, h.created_at, h.new_payload
+              FROM hyd h
+             WHERE h.disp IN ('retryable', 'scheduled')
+        ),
+        done AS (
+            INSERT INTO ${schema}.done_entries (ready_slot, ready_generation, job_id, kind, queue, state, priority,
+                                                attempt, run_lease, lane_seq, enqueue_shard, attempted_at,
+                                                finalized_at, payload)
+            SELECT h.ready_slot, h.ready_generation, h.jid, h.kind, h.queue, h.disp::${schema}.job_state, h.priority,
+                   h.attempt, h.rl, h.lane_seq, h.enqueue_shard, h.claimed_at, clock_timestamp(),
+                   CASE WHEN h.new_payload IS DISTINCT FROM h.ready_payload THEN h.new_payload END
+              FROM hyd h
+             WHERE h.disp IN ('failed', 'cancelled')
+        ),
+        deltas AS (
+            INSERT INTO ${schema}.queue_terminal_count_deltas (ready_slot, ready_generation, queue, priority,
+                                                               enqueue_shard, counter_bucket, terminal_delta)
+            SELECT h.ready_slot, h.ready_generation, h.queue, h.priority, h.enqueue_shard, (h.jid % 256)::smallint,
+                   count(*)
+              FROM hyd h
+             WHERE h.disp IN ('failed', 'cancelled')
+             GROUP BY h.ready_slot, h.ready_generation, h.queue, h.priority, h.enqueue_shard, (h.jid % 256)
+        ),
+        dlq AS (
+            INSERT INTO ${schema}.dlq_entries (job_id, kind, queue, args, priority, attempt, run_lease, max_attempts,
+                                               run_at, attempted_at, created_at, payload, dlq_reason, original_run_lease)
+            SELECT h.jid, h.kind, h.queue, h.args, h.priority, h.attempt, h.rl, h.max_attempts, NULL, h.claimed_at,
+                   h.created_at, h.new_payload,
+                   CASE WHEN h.ex = 'retry' THEN 'attempts exhausted: ' ELSE 'failed: ' END || coalesce(h.err, 'no reason given'),
+                   h.rl
+              FROM hyd h
+             WHERE h.disp = 'dlq'
+        )
+        SELECT coalesce(array_agg(h.ord), '{}') AS ords, coalesce(array_agg(h.disp), '{}') AS disps INTO v_part FROM hyd h;
+        v_done := v_done || v_part.ords;
+        v_disp := v_disp || v_part.disps;
+    END LOOP;
+
+    RETURN QUERY
+    SELECT x.jid, x.rl,
+           CASE WHEN x.ord = ANY (v_done) THEN 'closed'
+                WHEN NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_batches b
+                                  WHERE b.claim_slot = x.cs AND b.batch_id = x.bid
+                                    AND x.idx BETWEEN 1 AND b.claimed_count AND b.job_ids[x.idx] = x.jid
+                                    AND b.run_leases[x.idx] = x.rl AND b.receipt_ids[x.idx] = x.rid) THEN 'stale'
+                WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
+                              WHERE c.claim_slot = x.cs AND c.receipt_ranges @> x.rid) THEN 'already_closed'
+                ELSE 'stale' END,
+           v_disp[array_position(v_done, x.ord)]
+      FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids)
+           WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ord)
+     ORDER BY x.ord;
+END
+$$;
+
+-- Promote due deferred jobs into the ready ring (DESIGN.md §6.3): delete up to p_limit due rows (oldest first,
+-- SKIP LOCKED so overlapping leaders never take the same row) and re-append them in the same transaction, so a
+-- leader dying mid-batch loses nothing and duplicates nothing. Keeps job id, attempt, run_lease and payload.
+CREATE FUNCTION ${schema}.promote_due(p_limit int) RETURNS int
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    r record;
+BEGIN
+    WITH due AS (
+        DELETE FROM ${schema}.deferred_jobs d
+         WHERE d.job_id IN (SELECT dj.job_id
+                              FROM ${schema}.deferred_jobs dj
+                              LEFT JOIN ${schema}.queue_meta m ON m.queue = dj.queue
+                             WHERE dj.run_at <= clock_timestamp() AND m.paused IS NOT TRUE
+                             ORDER BY dj.run_at, dj.priority, dj.job_id
+                             LIMIT p_limit
+                               FOR UPDATE OF dj SKIP LOCKED)
+        RETURNING d.*
+    )
+    SELECT array_agg(job_id ORDER BY run_at, job_id) AS ids, array_agg(queue ORDER BY run_at, job_id) AS queues,
+           array_agg(kind ORDER BY run_at, job_id) AS kinds, array_agg(args ORDER BY run_at, job_id) AS args,
+           array_agg(priority ORDER BY run_at, job_id) AS prios, array_agg(max_attempts ORDER BY run_at, job_id) AS maxs,
+           array_agg(attempt ORDER BY run_at, job_id) AS attempts, array_agg(run_lease ORDER BY run_at, job_id) AS leases,
+           array_agg(payload ORDER BY run_at, job_id) AS payloads, array_agg(created_at ORDER BY run_at, job_id) AS created,
+           array_agg(clock_timestamp() ORDER BY run_at, job_id) AS run_ats
+      INTO r
+      FROM due;
+    RETURN ${schema}.append_ready(r.ids, r.queues, r.kinds, r.args, r.prios, r.maxs, r.attempts, r.leases,
+                                  r.payloads, r.created, r.run_ats);
+END
+$$;
+
+-- Cancel a job by id (DESIGN.md §5.5, with both races designed out). In order:
+--   1. available: lock the lane's claim head (waiting for an in-flight claim to commit), then re-check in new
+--      statements that the row is still unclaimed; tombstone it and record a narrow 'cancelled' terminal row;
+--   2. scheduled/retryable: delete the deferred row and record a wide 'cancelled' terminal row in the current slot;
+--   3. running: find the newest open receipt, then close it through close_compact (per-attempt lock first, checks
+--      after), and NOTIFY the cancel channel so the local subscriber can stop its handler.
+-- Returns 'available', 'scheduled', 'running' or 'not_found' (already terminal, or unknown).
+CREATE FUNCTION ${schema}.cancel_job(p_job_id bigint) RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    r     record;
+    d     record;
+    o     record;
+    v_cur bigint;
+    v_gen bigint;
+    v_slot int;
+BEGIN
+    -- 1. available
+    SELECT re.ready_slot, re.ready_generation, re.queue, re.priority, re.enqueue_shard, re.lane_seq, re.kind,
+           re.attempt, re.run_lease, h.seq_name
+      INTO r
+      FROM ${schema}.ready_entries re
+      JOIN ${schema}.queue_claim_heads h
+        ON h.queue = re.queue AND h.priority = re.priority AND h.enqueue_shard = re.enqueue_shard
+     WHERE re.job_id = p_job_id
+     ORDER BY re.ready_generation DESC, re.lane_seq DESC
+     LIMIT 1;
+    IF FOUND THEN
+        PERFORM 1 FROM ${schema}.queue_claim_heads h WHERE h.seq_name = r.seq_name FOR UPDATE;
+        v_cur := ${schema}.seq_next(r.seq_name);
+        IF r.lane_seq >= v_cur
+           AND NOT EXISTS (SELECT 1 FROM ${schema}.ready_tombstones t
+                            WHERE t.ready_slot = r.ready_slot AND t.ready_generation = r.ready_generation
+                              AND t.queue = r.queue AND t.priority = r.priority AND t.enqueue_shard = r.enqueue_shard
+                              AND t.lane_seq = r.lane_seq)
+           AND NOT EXISTS (SELECT 1 FROM ${schema}.ready_claim_attempt_batches e
+                            WHERE e.ready_slot = r.ready_slot AND e.ready_generation = r.ready_generation
+                              AND e.queue = r.queue AND e.priority = r.priority AND e.enqueue_shard = r.enqueue_shard
+                              AND e.first_lane_seq <= r.lane_seq AND e.next_lane_seq > r.lane_seq
+                              AND e.lane_ranges @> r.lane_seq) THEN
+            INSERT INTO ${schema}.ready_tombstones (ready_slot, ready_generation, queue, priority, enqueue_shard, lane_seq, job_id)
+            VALUES (r.ready_slot, r.ready_generation, r.queue, r.priority, r.enqueue_shard, r.lane_seq, p_job_id);
+            INSERT INTO ${schema}.done_entries (ready_slot, ready_generation, job_id, kind, queue, state, priority, attempt,
+                                                run_lease, lane_seq, enqueue_shard, finalized_at)
+            VALUES (r.ready_slot, r.ready_generation, p_job_id, r.kind, r.queue, 'cancelled', r.priority, r.attempt,
+                    r.run_lease, r.lane_seq, r.enqueue_shard, clock_timestamp());
+            INSERT INTO ${schema}.queue_terminal_count_deltas (ready_slot, ready_generation, queue, priority,
+                                                               enqueue_shard, counter_bucket, terminal_delta)
+            VALUES (r.ready_slot, r.ready_generation, r.queue, r.priority, r.enqueue_shard, (p_job_id % 256)::smallint, 1);
+            RETURN 'available';
+        END IF;
+    END IF;
+
+    -- 2. scheduled or retryable
+    DELETE FROM ${schema}.deferred_jobs dj WHERE dj.job_id = p_job_id RETURNING dj.* INTO d;
+    IF FOUND THEN
+        SELECT rr.slot, rr.generation INTO v_slot, v_gen
+          FROM ${schema}.queue_ring_rotations rr ORDER BY rr.generation DESC LIMIT 1;
+        INSERT INTO ${schema}.done_entries (ready_slot, ready_generation, job_id, kind, queue, state, priority, attempt,
+                                            run_lease, lane_seq, enqueue_shard, attempted_at, finalized_at, args,
+                                            max_attempts, run_at, created_at, payload)
+        VALUES (v_slot, v_gen, p_job_id, d.kind, d.queue, 'cancelled', d.priority, d.attempt, d.run_lease, -p_job_id, 0,
+                d.attempted_at, clock_timestamp(), d.args, d.max_attempts, d.run_at, d.created_at, d.payload);
+        INSERT INTO ${schema}.queue_terminal_count_deltas (ready_slot, ready_generation, queue, priority,
+                                                           enqueue_shard, counter_bucket, terminal_delta)
+        VALUES (v_slot, v_gen, d.queue, d.priority, 0, (p_job_id % 256)::smallint, 1);
+        RETURN 'scheduled';
+    END IF;
+
+    -- 3. running: the newest open receipt of the job (cold path: scans claim batches of the retained ring).
+    SELECT b.claim_slot, b.batch_id, i.idx::int AS idx, i.rl, i.rid
+      INTO o
+      FROM ${schema}.lease_claim_batches b
+     CROSS JOIN LATERAL unnest(b.job_ids, b.run_leases, b.receipt_ids) WITH ORDINALITY AS i(jid, rl, rid, idx)
+     WHERE b.job_ids @> ARRAY[p_job_id] AND i.jid = p_job_id
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
+                        WHERE c.claim_slot = b.claim_slot AND c.receipt_ranges @> i.rid)
+     ORDER BY i.rl DESC
+     LIMIT 1;
+    IF FOUND THEN
+        PERFORM 1 FROM ${schema}.close_compact(ARRAY[o.claim_slot], ARRAY[o.batch_id], ARRAY[o.idx], ARRAY[p_job_id],
+                                                ARRAY[o.rl], ARRAY[o.rid], ARRAY['cancel'], ARRAY[NULL::bigint],
+                                                ARRAY['cancelled by operator'], ARRAY[false]) c
+         WHERE c.status = 'closed';
+        IF FOUND THEN
+            PERFORM pg_notify('${schema_name}.cancel', p_job_id || ':' || o.rl);
+            RETURN 'running';
+        END IF;
+    END IF;
+    RETURN 'not_found';
+END
+$$;
+
+-- DLQ retry: move entries back to the ready ring with attempt 0 and their run_lease kept (so the next claim's run
+-- lease is higher than every earlier attempt's evidence). Returns the retried job ids.
+CREATE FUNCTION ${schema}.dlq_retry(p_job_ids bigint[]) RETURNS SETOF bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    r record;
+BEGIN
+    WITH moved AS (
+        DELETE FROM ${schema}.dlq_entries d WHERE d.job_id = ANY (p_job_ids) RETURNING d.*
+    )
+    SELECT array_agg(job_id ORDER BY job_id) AS ids, array_agg(queue ORDER BY job_id) AS queues,
+           array_agg(kind ORDER BY job_id) AS kinds, array_agg(args ORDER BY job_id) AS args,
+           array_agg(priority ORDER BY job_id) AS prios, array_agg(max_attempts ORDER BY job_id) AS maxs,
+           array_agg(0::smallint ORDER BY job_id) AS attempts, array_agg(run_lease ORDER BY job_id) AS leases,
+           array_agg(payload ORDER BY job_id) AS payloads, array_agg(created_at ORDER BY job_id) AS created,
+           array_agg(clock_timestamp() ORDER BY job_id) AS run_ats
+      INTO r
+      FROM moved;
+    PERFORM ${schema}.append_ready(r.ids, r.queues, r.kinds, r.args, r.prios, r.maxs, r.attempts, r.leases,
+                                   r.payloads, r.created, r.run_ats);
+    RETURN QUERY SELECT unnest(coalesce(r.ids, '{}'));
+END
+$$;
