@@ -59,6 +59,7 @@ final class BaselineSystem implements QueueSystem {
     private final AtomicInteger claimStatements = new AtomicInteger();
     private final AtomicInteger emptyClaims = new AtomicInteger();
     private final AtomicInteger ackStatements = new AtomicInteger();
+    private final AtomicInteger vacuums = new AtomicInteger();
 
     BaselineSystem(BenchConfig cfg) {
         this.cfg = cfg;
@@ -89,6 +90,8 @@ final class BaselineSystem implements QueueSystem {
         m.put("ack_batch_max", cfg.ackBatch);
         m.put("idle_poll_ms", cfg.baselinePollMs);
         m.put("wakeup", "polling (no LISTEN/NOTIFY)");
+        m.put("vacuum", cfg.baselineVacuumSeconds > 0
+                ? "VACUUM every " + cfg.baselineVacuumSeconds + " s while workers run" : "server autovacuum only");
         return m;
     }
 
@@ -180,6 +183,29 @@ final class BaselineSystem implements QueueSystem {
         for (int i = 0; i < cfg.baselineClaimers; i++) {
             Connection c = connect("claim");
             threads.add(start("baseline-claim-" + i, () -> claimLoop(c, delayNanos)));
+        }
+        if (cfg.baselineVacuumSeconds > 0) {
+            Connection c = connect("vacuum");
+            threads.add(start("baseline-vacuum", () -> vacuumLoop(c)));
+        }
+    }
+
+    /** Stands in for autovacuum on servers where it is off or slow: plain VACUUM of the job table, periodically. */
+    private void vacuumLoop(Connection c) {
+        long every = TimeUnit.SECONDS.toNanos(cfg.baselineVacuumSeconds);
+        long next = System.nanoTime() + every;
+        try (Statement st = c.createStatement()) {
+            while (running) {
+                if (System.nanoTime() < next) {
+                    sleepMillis(50);
+                    continue;
+                }
+                st.execute("VACUUM " + table);
+                vacuums.incrementAndGet();
+                next = System.nanoTime() + every;
+            }
+        } catch (SQLException e) {
+            sink.error(e);
         }
     }
 
@@ -320,6 +346,7 @@ final class BaselineSystem implements QueueSystem {
         m.put("claim_statements", claimStatements.get());
         m.put("empty_claims", emptyClaims.get());
         m.put("ack_statements", ackStatements.get());
+        m.put("vacuums", vacuums.get());
         return m;
     }
 

@@ -39,6 +39,7 @@ final class BenchConfig {
     int baselineClaimers = 2;
     int baselineAckers = 1;
     int baselinePollMs = 10;
+    int baselineVacuumSeconds = 0;
     int payloadPad = 32;
     int producerTickMillis = 10;
     int settleMillis = 3000;
@@ -81,6 +82,8 @@ final class BenchConfig {
                 "  --baseline-claimers N        baseline claim threads/connections (default 2)",
                 "  --baseline-ackers N          baseline ack threads/connections (default 1)",
                 "  --baseline-poll-ms N         baseline sleep after an empty claim (default 10)",
+                "  --baseline-vacuum-s N        baseline runs VACUUM on its table every N s while its workers run"
+                        + " (default 0: rely on autovacuum)",
                 "  --payload-pad N              padding characters in every job's args (default 32)",
                 "  --producer-tick-ms N         steady/pinned: the producer commits what is due every N ms (default 10)",
                 "  --settle-ms N                wait after draining, system still running, before counting dead tuples"
@@ -192,6 +195,7 @@ final class BenchConfig {
             case "--baseline-claimers" -> baselineClaimers = Integer.parseInt(v);
             case "--baseline-ackers" -> baselineAckers = Integer.parseInt(v);
             case "--baseline-poll-ms" -> baselinePollMs = Integer.parseInt(v);
+            case "--baseline-vacuum-s" -> baselineVacuumSeconds = Integer.parseInt(v);
             case "--payload-pad" -> payloadPad = Integer.parseInt(v);
             case "--producer-tick-ms" -> producerTickMillis = Integer.parseInt(v);
             case "--settle-ms" -> settleMillis = Integer.parseInt(v);
@@ -208,7 +212,7 @@ final class BenchConfig {
         if (jobs < 1 || rounds < 1 || enqueueBatch < 1 || enqueueConcurrency < 1 || claimBatch < 1 || ackBatch < 1
                 || poolSize < 1 || baselineClaimers < 1 || baselineAckers < 1 || workers.isEmpty()
                 || delaysMillis.isEmpty() || steadySeconds < 1 || pinnedSeconds < 1 || recoverySeconds < 1
-                || steadyLoad <= 0 || payloadPad < 0 || baselinePollMs < 0 || producerTickMillis < 1) {
+                || steadyLoad <= 0 || payloadPad < 0 || baselinePollMs < 0 || baselineVacuumSeconds < 0 || producerTickMillis < 1) {
             throw new UsageException("option out of range\n" + usage());
         }
         if (enqueueBatch * 4 > 32_000) {
@@ -246,6 +250,7 @@ final class BenchConfig {
         m.put("baseline_claimers", baselineClaimers);
         m.put("baseline_ackers", baselineAckers);
         m.put("baseline_poll_ms", baselinePollMs);
+        m.put("baseline_vacuum_s", baselineVacuumSeconds);
         m.put("payload_pad", payloadPad);
         m.put("producer_tick_ms", producerTickMillis);
         m.put("settle_ms", settleMillis);

@@ -148,7 +148,7 @@ public final class BenchMain {
         Map<String, Object> summary = Summary.summarize(runs, runnable);
         result.put("summary", summary);
         result.put("targets", Summary.targets(summary, cfg.workers, cfg.jobs));
-        result.put("notes", notes(cfg));
+        result.put("notes", notes(cfg, (Map<String, Object>) result.get("postgres")));
         result.put("runs", new ArrayList<Object>(runs));
 
         long failed = runs.stream().filter(r -> r.containsKey("failed")).count();
@@ -246,8 +246,14 @@ public final class BenchMain {
         System.out.println(line);
     }
 
-    private static List<Object> notes(BenchConfig cfg) {
+    private static List<Object> notes(BenchConfig cfg, Map<String, Object> pg) {
         List<Object> n = new ArrayList<>();
+        if (pg != null && "off".equals(pg.get("autovacuum"))) {
+            n.add("**autovacuum is off on this server**: nothing reclaims the baseline's dead tuples during a run"
+                    + (cfg.baselineVacuumSeconds > 0 ? " except its own VACUUM every " + cfg.baselineVacuumSeconds
+                    + " s (--baseline-vacuum-s)" : " (use --baseline-vacuum-s to give it a periodic VACUUM)")
+                    + ", which makes its claims slower as they accumulate.");
+        }
         n.add("Each run starts from a freshly created schema (`bench_baseline` or `bench_riffle`); the systems are"
                 + " alternated run by run (order reversed every other round).");
         n.add("Throughput: drain = jobs / (last durable completion − handler start); enqueue = jobs / pre-enqueue wall"

@@ -1,39 +1,65 @@
 package dev.riffle.engine;
 
+import dev.riffle.engine.api.PruneOutcome;
+import dev.riffle.engine.api.RescuedAttempt;
+import dev.riffle.engine.api.Ring;
+import dev.riffle.engine.api.RingStatus;
+import dev.riffle.engine.api.RotateOutcome;
 import dev.riffle.engine.internal.maintenance.DlqRetention;
 import dev.riffle.engine.internal.maintenance.Leadership;
 import dev.riffle.engine.internal.maintenance.MaintenanceLoop;
 import dev.riffle.engine.internal.maintenance.Promoter;
+import dev.riffle.engine.internal.maintenance.RingMaintainer;
+import dev.riffle.engine.internal.rescue.Rescuer;
 import dev.riffle.engine.internal.sql.Db;
 import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * The maintenance side of an engine: leader election plus the leader's loops. Every service can also be run
- * directly with its {@code ...Now()} method, which does one pass regardless of leadership (each pass is safe to
- * run concurrently with a leader's), so tests and operators can drive maintenance deterministically.
+ * The maintenance side of an engine: leader election plus the leader's loops (promotion, rotation and prune of the
+ * three rings, stale and deadline rescue, DLQ retention). Every service can also be run directly with its
+ * {@code ...Now()} method, which does one pass regardless of leadership: each pass is safe to run concurrently with
+ * a leader's, so tests and operators can drive maintenance deterministically.
  */
 public final class Maintenance {
 
     private final MaintenanceConfig config;
+    private final Db db;
     private final Promoter promoter;
     private final DlqRetention dlqRetention;
+    private final Rescuer rescuer;
+    private final Map<Ring, RingMaintainer> rings = new EnumMap<>(Ring.class);
     private final Leadership leadership;
     private final List<Disposable> loops = new ArrayList<>();
 
-    Maintenance(MaintenanceConfig config, Db db, PostgresqlConnectionFactory direct, String schema) {
+    Maintenance(MaintenanceConfig config, Db db, PostgresqlConnectionFactory direct, String schema, boolean dlqDefault) {
         this.config = config;
+        this.db = db;
         this.promoter = new Promoter(db, config.promotionBatch(), config.promotionMaxBatches());
         this.dlqRetention = new DlqRetention(db, config.dlqRetention(), config.dlqCleanupBatch());
+        this.rescuer = new Rescuer(db, config.staleAfter(), config.rescueBudget(), config.rescueWindow(), dlqDefault);
+        for (Ring ring : Ring.values()) {
+            rings.put(ring, new RingMaintainer(db, ring, config.pruneLockTimeout(), config.failedRetention(), config.clock()));
+        }
         this.leadership = config.enabled()
                 ? new Leadership(direct, db.sql(), config.leaderRetry(), config.leaderPing(), config.scheduler(), schema)
                 : null;
         if (leadership != null) {
             loops.add(MaintenanceLoop.start("promotion", config.promotionInterval(), config.scheduler(),
                     leadership::isLeader, promoter::runOnce));
+            for (RingMaintainer m : rings.values()) {
+                loops.add(MaintenanceLoop.start(m.ring() + "-ring", config.rotationInterval(), config.scheduler(),
+                        leadership::isLeader, m::tick));
+            }
+            loops.add(MaintenanceLoop.start("rescue", config.rescueInterval(), config.scheduler(), leadership::isLeader,
+                    () -> rescuer.rescueStale().then(rescuer.rescueDeadlines())));
             loops.add(MaintenanceLoop.start("dlq-retention", config.dlqCleanupInterval(), config.scheduler(),
                     leadership::isLeader, dlqRetention::runOnce));
         }
@@ -67,6 +93,62 @@ public final class Maintenance {
     /** One DLQ retention pass; emits the number of entries deleted. */
     public Mono<Long> cleanupDlqNow() {
         return dlqRetention.runOnce();
+    }
+
+    /** One rotation attempt of {@code ring}. */
+    public Mono<RotateOutcome> rotateNow(Ring ring) {
+        return rings.get(ring).rotateOnce();
+    }
+
+    /** One prune attempt of {@code ring} (of the slot rotation needs next), ignoring back-off. */
+    public Mono<PruneOutcome> pruneNow(Ring ring) {
+        return rings.get(ring).pruneOnce();
+    }
+
+    /** One stale-rescue pass with the configured staleness. */
+    public Mono<List<RescuedAttempt>> rescueStaleNow() {
+        return rescuer.rescueStale();
+    }
+
+    /** One stale-rescue pass with an explicit staleness (database clock). */
+    public Mono<List<RescuedAttempt>> rescueStaleNow(Duration staleAfter) {
+        return rescuer.rescueStale(staleAfter);
+    }
+
+    /** One deadline-rescue pass. */
+    public Mono<List<RescuedAttempt>> rescueDeadlinesNow() {
+        return rescuer.rescueDeadlines();
+    }
+
+    /** Attempts closed by stale rescue in this process since start. */
+    public long staleRescued() {
+        return rescuer.staleRescued();
+    }
+
+    /** Attempts closed by deadline rescue in this process since start. */
+    public long deadlineRescued() {
+        return rescuer.deadlineRescued();
+    }
+
+    /** Current state of every ring (reads each cursor). */
+    public Flux<RingStatus> status() {
+        return Flux.fromArray(Ring.values()).concatMap(ring -> {
+            RingMaintainer m = rings.get(ring);
+            return db.query("ring_status", st -> st.bind("$1", ring.sqlName()),
+                            row -> {
+                                int slot = row.get("slot", Integer.class);
+                                long gen = row.get("generation", Long.class);
+                                int n = row.get("slot_count", Integer.class);
+                                List<Integer> sealed = new ArrayList<>();
+                                int initialized = (int) Math.min(gen + 1, n);
+                                for (int k = initialized - 1; k >= 1; k--) {
+                                    sealed.add(Math.floorMod(slot - k, n));
+                                }
+                                return new RingStatus(ring, slot, gen, n, List.copyOf(sealed), m.lastRotate(),
+                                        m.lastPrune(), m.lastPruneAt(), m.pruned(), m.backoffLevel());
+                            })
+                    .single();
+        }, 1);
     }
 
     Mono<Void> close() {

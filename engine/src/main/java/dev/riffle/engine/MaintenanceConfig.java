@@ -28,6 +28,7 @@ import reactor.core.scheduler.Schedulers;
  * @param dlqRetention DLQ entries older than this are deleted
  * @param dlqCleanupInterval DLQ retention tick
  * @param dlqCleanupBatch rows deleted per DLQ retention pass
+ * @param failedRetention failed terminal rows younger than this are carried forward when their queue slot is pruned
  * @param clock clock for local scheduling only; database state always uses the database clock
  * @param scheduler scheduler for the loops (inject a virtual-time scheduler in tests)
  */
@@ -35,7 +36,8 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
                                 int promotionBatch, int promotionMaxBatches, Duration rotationInterval,
                                 Duration pruneLockTimeout, Duration rescueInterval, Duration staleAfter,
                                 int rescueBudget, int rescueWindow, Duration heartbeatInterval, Duration dlqRetention,
-                                Duration dlqCleanupInterval, int dlqCleanupBatch, Clock clock, Scheduler scheduler) {
+                                Duration dlqCleanupInterval, int dlqCleanupBatch, Duration failedRetention, Clock clock,
+                                Scheduler scheduler) {
 
     /** Default follower retry: 5 s. */
     public static final Duration DEFAULT_LEADER_RETRY = Duration.ofSeconds(5);
@@ -68,8 +70,12 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
     /** Default DLQ cleanup batch: {@value}. */
     public static final int DEFAULT_DLQ_CLEANUP_BATCH = 1000;
 
+    /** Default failed-history retention floor: 72 h. */
+    public static final Duration DEFAULT_FAILED_RETENTION = Duration.ofHours(72);
+
     /** Validates. */
     public MaintenanceConfig {
+        positive("failedRetention", failedRetention);
         positive("leaderRetry", leaderRetry);
         positive("leaderPing", leaderPing);
         positive("promotionInterval", promotionInterval);
@@ -133,6 +139,7 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
         private Duration dlqRetention = DEFAULT_DLQ_RETENTION;
         private Duration dlqCleanupInterval = DEFAULT_DLQ_CLEANUP_INTERVAL;
         private int dlqCleanupBatch = DEFAULT_DLQ_CLEANUP_BATCH;
+        private Duration failedRetention = DEFAULT_FAILED_RETENTION;
         private Clock clock = Clock.systemUTC();
         private Scheduler scheduler = Schedulers.parallel();
 
@@ -170,6 +177,8 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
         public Builder dlqCleanupInterval(Duration v) { this.dlqCleanupInterval = v; return this; }
         /** DLQ cleanup batch (default 1000). */
         public Builder dlqCleanupBatch(int v) { this.dlqCleanupBatch = v; return this; }
+        /** Failed-history retention floor (default 72 h). */
+        public Builder failedRetention(Duration v) { this.failedRetention = v; return this; }
         /** Local clock (default UTC system clock). */
         public Builder clock(Clock v) { this.clock = v; return this; }
         /** Loop scheduler (default {@code Schedulers.parallel()}). */
@@ -179,7 +188,8 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
         public MaintenanceConfig build() {
             return new MaintenanceConfig(enabled, leaderRetry, leaderPing, promotionInterval, promotionBatch,
                     promotionMaxBatches, rotationInterval, pruneLockTimeout, rescueInterval, staleAfter, rescueBudget,
-                    rescueWindow, heartbeatInterval, dlqRetention, dlqCleanupInterval, dlqCleanupBatch, clock, scheduler);
+                    rescueWindow, heartbeatInterval, dlqRetention, dlqCleanupInterval, dlqCleanupBatch, failedRetention,
+                    clock, scheduler);
         }
     }
 }

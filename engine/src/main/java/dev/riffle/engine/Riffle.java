@@ -13,6 +13,7 @@ import dev.riffle.engine.api.SchemaNotReadyException;
 import dev.riffle.engine.internal.claim.ClaimLoop;
 import dev.riffle.engine.internal.claim.Claimer;
 import dev.riffle.engine.internal.claim.CursorAdvancer;
+import dev.riffle.engine.internal.claim.Heartbeater;
 import dev.riffle.engine.internal.claim.InFlight;
 import dev.riffle.engine.internal.complete.CompletionBatcher;
 import dev.riffle.engine.internal.enqueue.Enqueuer;
@@ -67,6 +68,7 @@ public final class Riffle implements Disposable {
     private final Maintenance maintenance;
     private final RiffleAdmin admin;
     private final Disposable cancelSignals;
+    private final Heartbeater heartbeater;
 
     private Riffle(RiffleConfig config, ConnectionPool pool, PostgresqlConnectionFactory direct, SqlCatalog sql) {
         this.config = config;
@@ -80,7 +82,8 @@ public final class Riffle implements Disposable {
         this.claimer = new Claimer(db, advancer, completer, inFlight, config::dlqFor);
         this.listener = new WakeupListener(direct, config.schema() + ".ready", config.schema() + ".cancel");
         this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
-        this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema());
+        this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault());
+        this.heartbeater = new Heartbeater(db, inFlight, config.maintenance().heartbeatInterval(), scheduler);
         this.admin = new RiffleAdmin(db);
         this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), this::stats);
     }
@@ -115,16 +118,35 @@ public final class Riffle implements Disposable {
                     .maxAcquireTime(Duration.ofSeconds(30))
                     .acquireRetry(0)
                     .build());
+            Db startDb = new Db(pool, sql);
             return migrate
-                    .then(Mono.usingWhen(pool.create(),
-                            c -> new Db(pool, sql).query(c, "schema_ready", st -> {}, row -> row.get("ready", Boolean.class)).next(),
-                            io.r2dbc.spi.Connection::close))
+                    .then(startDb.query("schema_ready", st -> {}, row -> row.get("ready", Boolean.class)).next())
                     .flatMap(ready -> Boolean.TRUE.equals(ready)
-                            ? Mono.just(new Riffle(config, pool, direct, sql))
+                            ? upgradeGuard(startDb, config.schema())
                             : Mono.error(new SchemaNotReadyException("schema '" + config.schema()
                                     + "' is not migrated; start with migrate(true) or run RiffleMigrations first")))
+                    .then(Mono.fromCallable(() -> new Riffle(config, pool, direct, sql)))
                     .onErrorResume(e -> pool.disposeLater().then(Mono.error(e)));
         });
+    }
+
+    /**
+     * Destructive steps never run silently over live data (DESIGN.md §10): a legacy {@code open_receipt_claims}
+     * frontier table is dropped when empty, and startup is refused while it holds rows.
+     */
+    private static Mono<Void> upgradeGuard(Db db, String schema) {
+        return db.query("upgrade_guard", st -> {}, row -> row.get("legacy_rows", Long.class)).single()
+                .flatMap(rows -> {
+                    if (rows > 0) {
+                        return Mono.error(new SchemaNotReadyException("schema '" + schema + "' still has a legacy "
+                                + "open_receipt_claims table holding " + rows + " rows; drain those claims (or migrate them "
+                                + "deliberately) before starting this version; nothing was changed"));
+                    }
+                    if (rows == 0) {
+                        log.warn("dropped the empty legacy table {}.open_receipt_claims", schema);
+                    }
+                    return Mono.empty();
+                });
     }
 
     private static PostgresqlConnectionConfiguration connectionConfig(RiffleConfig config, String purpose) {
@@ -253,6 +275,7 @@ public final class Riffle implements Disposable {
             return completer.close()
                     .timeout(Duration.ofSeconds(30), Mono.empty())
                     .then(advancer.close())
+                    .then(Mono.fromRunnable(heartbeater::close))
                     .then(maintenance.close())
                     .then(Mono.fromRunnable(cancelSignals::dispose))
                     .then(listener.close())

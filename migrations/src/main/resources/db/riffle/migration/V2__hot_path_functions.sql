@@ -1,8 +1,9 @@
 -- Hot-path functions (DESIGN.md §5). Each is called as ONE autocommit statement, so a claim or a completion
 -- batch is one round trip and one commit. Functions run at READ COMMITTED and, being VOLATILE plpgsql, take a new
 -- snapshot per statement: that is what makes "lock in one statement, look in the next" work (DESIGN.md preface 6).
--- plan_cache_mode is forced to custom plans so slot predicates prune partitions at plan time: a generic plan on
--- a partitioned parent locks every child and would queue behind a prune's ACCESS EXCLUSIVE (STACK.md §5).
+-- Slot-specific statements address the child partition by name through EXECUTE (planned on one small table, and
+-- never touching sibling children that a prune may be truncating: DESIGN.md §12 item 11, STACK.md §5). The other
+-- statements run with cached generic plans; planning them per call with 16 partitions cost more than the work.
 
 -- The one derivation of the per-attempt advisory lock key. Completion, close, cancel, rescue, materialization and
 -- tests all call this function; nothing computes the key elsewhere.
@@ -208,7 +209,7 @@ RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, pr
                run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
                ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
                claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz)
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
     h            record;
@@ -220,6 +221,7 @@ DECLARE
     v_iter       int := 0;
     v_lanes      int := 0;
     v_tried      text[] := '{}';
+    v_dead       boolean;
     v_limit      int;
     v_dl         int;
     v_claim_slot int;
@@ -290,20 +292,21 @@ BEGIN
             IF seg.first_lane_seq > v_cur THEN
                 v_cur := seg.first_lane_seq;
             END IF;
-            SELECT e.first_lane_seq, e.lane_ranges INTO ev
-              FROM ${schema}.ready_claim_attempt_batches e
-             WHERE e.ready_slot = seg.ready_slot AND e.ready_generation = seg.ready_generation
-               AND e.queue = h.q AND e.priority = h.p AND e.enqueue_shard = h.s AND e.next_lane_seq > v_cur
-             ORDER BY e.next_lane_seq
-             LIMIT 1;
-            IF FOUND AND ev.first_lane_seq <= v_cur AND ev.lane_ranges @> v_cur THEN
+            EXECUTE format('SELECT e.first_lane_seq, e.lane_ranges FROM %s.%I e
+                             WHERE e.ready_generation = $1 AND e.queue = $2 AND e.priority = $3
+                               AND e.enqueue_shard = $4 AND e.next_lane_seq > $5
+                             ORDER BY e.next_lane_seq LIMIT 1',
+                           '${schema}', 'ready_claim_attempt_batches_' || seg.ready_slot)
+               INTO ev USING seg.ready_generation, h.q, h.p, h.s, v_cur;
+            IF ev.first_lane_seq IS NOT NULL AND ev.first_lane_seq <= v_cur AND ev.lane_ranges @> v_cur THEN
                 SELECT upper(r) INTO v_cur FROM unnest(ev.lane_ranges) r WHERE r @> v_cur;
                 CONTINUE;
             END IF;
-            IF EXISTS (SELECT 1 FROM ${schema}.ready_tombstones t
-                        WHERE t.ready_slot = seg.ready_slot AND t.queue = h.q AND t.priority = h.p
-                          AND t.enqueue_shard = h.s AND t.lane_seq = v_cur
-                          AND t.ready_generation = seg.ready_generation) THEN
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I t WHERE t.queue = $1 AND t.priority = $2
+                               AND t.enqueue_shard = $3 AND t.lane_seq = $4 AND t.ready_generation = $5)',
+                           '${schema}', 'ready_tombstones_' || seg.ready_slot)
+               INTO v_dead USING h.q, h.p, h.s, v_cur, seg.ready_generation;
+            IF v_dead THEN
                 v_cur := v_cur + 1;
                 CONTINUE;
             END IF;
@@ -323,51 +326,51 @@ BEGIN
     v_deadline   := CASE WHEN v_dl > 0 THEN v_claimed_at + make_interval(secs => v_dl) END;
     SELECT cr.slot INTO v_claim_slot FROM ${schema}.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
 
-    RETURN QUERY
+    RETURN QUERY EXECUTE format($q$
     WITH sel AS MATERIALIZED (
         SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at
-          FROM ${schema}.ready_entries r
-         WHERE r.ready_slot = seg.ready_slot AND r.queue = h.q AND r.priority = h.p AND r.enqueue_shard = h.s
-           AND r.lane_seq >= v_cur AND r.ready_generation = seg.ready_generation
-           AND NOT EXISTS (SELECT 1 FROM ${schema}.ready_tombstones t
-                            WHERE t.ready_slot = seg.ready_slot AND t.queue = h.q AND t.priority = h.p
-                              AND t.enqueue_shard = h.s AND t.lane_seq = r.lane_seq
-                              AND t.ready_generation = seg.ready_generation)
+          FROM %1$s.%2$I r
+         WHERE r.queue = $1 AND r.priority = $2 AND r.enqueue_shard = $3 AND r.lane_seq >= $4
+           AND r.ready_generation = $5
+           AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
+                            WHERE t.queue = $1 AND t.priority = $2 AND t.enqueue_shard = $3
+                              AND t.lane_seq = r.lane_seq AND t.ready_generation = $5)
          ORDER BY r.lane_seq
-         LIMIT v_limit
+         LIMIT $6
     ),
     items AS MATERIALIZED (
-        SELECT s.*, nextval('${schema}.lease_claim_receipt_id_seq') AS rid,
+        SELECT s.*, nextval('%1$s.lease_claim_receipt_id_seq') AS rid,
                (row_number() OVER (ORDER BY s.lane_seq))::int AS idx
           FROM sel s
     ),
     evidence AS (
-        INSERT INTO ${schema}.ready_claim_attempt_batches (ready_slot, ready_generation, queue, priority, enqueue_shard,
-                                                           claim_slot, first_lane_seq, next_lane_seq, claimed_count,
-                                                           lane_ranges, claimed_at)
-        SELECT seg.ready_slot, seg.ready_generation, h.q, h.p, h.s, v_claim_slot, min(i.lane_seq), max(i.lane_seq) + 1,
-               count(*), range_agg(int8range(i.lane_seq, i.lane_seq + 1)), v_claimed_at
+        INSERT INTO %1$s.%4$I (ready_slot, ready_generation, queue, priority, enqueue_shard, claim_slot,
+                               first_lane_seq, next_lane_seq, claimed_count, lane_ranges, claimed_at)
+        SELECT $7, $5, $1, $2, $3, $8, min(i.lane_seq), max(i.lane_seq) + 1, count(*),
+               range_agg(int8range(i.lane_seq, i.lane_seq + 1)), $9
           FROM items i
         HAVING count(*) > 0
     ),
     cb AS (
-        INSERT INTO ${schema}.lease_claim_batches (claim_slot, ready_slot, ready_generation, queue, priority, enqueue_shard,
-                                                   claimed_count, job_ids, run_leases, receipt_ids, lane_seqs, attempts,
-                                                   max_attempts, receipt_ranges, deadline_at, claimed_at)
-        SELECT v_claim_slot, seg.ready_slot, seg.ready_generation, h.q, h.p, h.s, count(*),
+        INSERT INTO %1$s.%5$I (claim_slot, ready_slot, ready_generation, queue, priority, enqueue_shard,
+                               claimed_count, job_ids, run_leases, receipt_ids, lane_seqs, attempts,
+                               max_attempts, receipt_ranges, deadline_at, claimed_at)
+        SELECT $8, $7, $5, $1, $2, $3, count(*),
                array_agg(i.job_id ORDER BY i.idx), array_agg(i.run_lease + 1 ORDER BY i.idx),
                array_agg(i.rid ORDER BY i.idx), array_agg(i.lane_seq ORDER BY i.idx),
                array_agg((i.attempt + 1)::smallint ORDER BY i.idx), array_agg(i.max_attempts ORDER BY i.idx),
-               range_agg(int8range(i.rid, i.rid + 1)), v_deadline, v_claimed_at
+               range_agg(int8range(i.rid, i.rid + 1)), $10, $9
           FROM items i
         HAVING count(*) > 0
         RETURNING batch_id
     )
-    SELECT 'claimed'::text, i.job_id, i.kind, h.q, i.args, h.p, (i.attempt + 1)::smallint, i.run_lease + 1,
-           i.max_attempts, i.lane_seq, h.s, seg.ready_slot, seg.ready_generation, v_claim_slot, cb.batch_id, i.idx,
-           i.rid, v_claimed_at, v_deadline, i.created_at
+    SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
+           i.max_attempts, i.lane_seq, $3, $7, $5, $8, cb.batch_id, i.idx, i.rid, $9, $10, i.created_at
       FROM items i CROSS JOIN cb
-     ORDER BY i.idx;
+     ORDER BY i.idx
+    $q$, '${schema}', 'ready_entries_' || seg.ready_slot, 'ready_tombstones_' || seg.ready_slot,
+         'ready_claim_attempt_batches_' || seg.ready_slot, 'lease_claim_batches_' || v_claim_slot)
+    USING h.q, h.p, h.s, v_cur, seg.ready_generation, v_limit, seg.ready_slot, v_claim_slot, v_claimed_at, v_deadline;
 END
 $$;
 
@@ -410,12 +413,15 @@ $$;
 CREATE FUNCTION ${schema}.complete_compact(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[],
                                            p_job_ids bigint[], p_run_leases bigint[], p_receipt_ids bigint[])
 RETURNS TABLE (job_id bigint, run_lease bigint, status text)
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
     v_slot  int;
     v_done  bigint[] := '{}';
     v_part  bigint[];
+    x       record;
+    v_valid boolean;
+    v_closed boolean;
 BEGIN
     PERFORM pg_advisory_xact_lock(k)
        FROM (SELECT DISTINCT ${schema}.attempt_lock_key(x.j, x.r) AS k
@@ -423,62 +429,85 @@ BEGIN
               ORDER BY 1) keys;
 
     FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
+        -- A slot number that names no partition can only come from a forged receipt: its items are stale.
+        CONTINUE WHEN to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || v_slot)) IS NULL;
+        EXECUTE format($q$
         WITH f AS (
             SELECT DISTINCT ON (x.rid) x.*
-              FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids)
+              FROM unnest($1::int[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[])
                    WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ord)
-             WHERE x.cs = v_slot
+             WHERE x.cs = $7
              ORDER BY x.rid, x.ord
         ),
         ok AS MATERIALIZED (
             SELECT f.ord, f.jid, f.rl, f.rid, b.ready_slot, b.ready_generation, b.queue, b.priority, b.enqueue_shard,
                    b.lane_seqs[f.idx] AS lane_seq, b.attempts[f.idx] AS attempt, b.claimed_at
               FROM f
-              JOIN ${schema}.lease_claim_batches b ON b.claim_slot = v_slot AND b.batch_id = f.bid
+              JOIN %1$s.%2$I b ON b.batch_id = f.bid
              WHERE f.idx BETWEEN 1 AND b.claimed_count
                AND b.job_ids[f.idx] = f.jid AND b.run_leases[f.idx] = f.rl AND b.receipt_ids[f.idx] = f.rid
-               AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
-                                WHERE c.claim_slot = v_slot AND c.receipt_ranges @> f.rid)
-               AND NOT EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl)
+               AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I c WHERE c.receipt_ranges @> f.rid)
+               AND NOT EXISTS (SELECT 1 FROM %1$s.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl)
         ),
         gone AS (
-            DELETE FROM ${schema}.attempt_state a USING ok WHERE a.job_id = ok.jid AND a.run_lease = ok.rl
+            DELETE FROM %1$s.attempt_state a USING ok WHERE a.job_id = ok.jid AND a.run_lease = ok.rl
         ),
         closure AS (
-            INSERT INTO ${schema}.lease_claim_closure_batches (claim_slot, ready_slot, ready_generation, outcome,
-                                                               closed_count, receipt_ids, receipt_ranges, closed_at)
-            SELECT v_slot, ok.ready_slot, ok.ready_generation, 'completed', count(*), array_agg(ok.rid ORDER BY ok.rid),
+            INSERT INTO %1$s.%3$I (claim_slot, ready_slot, ready_generation, outcome, closed_count, receipt_ids,
+                                   receipt_ranges, closed_at)
+            SELECT $7, ok.ready_slot, ok.ready_generation, 'completed', count(*), array_agg(ok.rid ORDER BY ok.rid),
                    range_agg(int8range(ok.rid, ok.rid + 1)), clock_timestamp()
               FROM ok
              GROUP BY ok.ready_slot, ok.ready_generation
         ),
         terminal AS (
-            INSERT INTO ${schema}.receipt_completion_batches (ready_slot, ready_generation, claim_slot, queue, priority,
-                                                              enqueue_shard, completed_count, job_ids, run_leases,
-                                                              lane_seqs, attempts, attempted_ats, finalized_at)
-            SELECT ok.ready_slot, ok.ready_generation, v_slot, ok.queue, ok.priority, ok.enqueue_shard, count(*),
+            INSERT INTO %1$s.receipt_completion_batches (ready_slot, ready_generation, claim_slot, queue, priority,
+                                                         enqueue_shard, completed_count, job_ids, run_leases,
+                                                         lane_seqs, attempts, attempted_ats, finalized_at)
+            SELECT ok.ready_slot, ok.ready_generation, $7, ok.queue, ok.priority, ok.enqueue_shard, count(*),
                    array_agg(ok.jid ORDER BY ok.lane_seq, ok.jid), array_agg(ok.rl ORDER BY ok.lane_seq, ok.jid),
                    array_agg(ok.lane_seq ORDER BY ok.lane_seq, ok.jid), array_agg(ok.attempt ORDER BY ok.lane_seq, ok.jid),
                    array_agg(ok.claimed_at ORDER BY ok.lane_seq, ok.jid), clock_timestamp()
               FROM ok
              GROUP BY ok.ready_slot, ok.ready_generation, ok.queue, ok.priority, ok.enqueue_shard
         )
-        SELECT coalesce(array_agg(ok.ord), '{}') INTO v_part FROM ok;
+        SELECT coalesce(array_agg(ok.ord), '{}') FROM ok
+        $q$, '${schema}', 'lease_claim_batches_' || v_slot, 'lease_claim_closure_batches_' || v_slot)
+        INTO v_part
+        USING p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids, v_slot;
         v_done := v_done || v_part;
     END LOOP;
 
-    RETURN QUERY
-    SELECT x.jid, x.rl,
-           CASE WHEN x.ord = ANY (v_done) THEN 'completed'
-                WHEN NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_batches b
-                                  WHERE b.claim_slot = x.cs AND b.batch_id = x.bid
-                                    AND x.idx BETWEEN 1 AND b.claimed_count AND b.job_ids[x.idx] = x.jid
-                                    AND b.run_leases[x.idx] = x.rl AND b.receipt_ids[x.idx] = x.rid) THEN 'stale'
-                WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
-                              WHERE c.claim_slot = x.cs AND c.receipt_ranges @> x.rid) THEN 'closed'
-                ELSE 'stale' END
-      FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids)
-           WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ord)
-     ORDER BY x.ord;
+    -- Common case: everything applied, answer without touching any table.
+    IF cardinality(v_done) = cardinality(p_job_ids) THEN
+        RETURN QUERY SELECT u.jid, u.rl, 'completed'::text FROM unnest(p_job_ids, p_run_leases) AS u(jid, rl);
+        RETURN;
+    END IF;
+
+    -- Rare case: classify the rejected items one by one, each against its own slot's children only.
+    FOR x IN SELECT * FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids)
+                           WITH ORDINALITY AS u(cs, bid, idx, jid, rl, rid, ord) ORDER BY u.ord LOOP
+        job_id := x.jid;
+        run_lease := x.rl;
+        IF x.ord = ANY (v_done) THEN
+            status := 'completed';
+        ELSIF to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || x.cs)) IS NULL THEN
+            status := 'stale';
+        ELSE
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I b WHERE b.batch_id = $1 AND $2 BETWEEN 1 AND b.claimed_count
+                                 AND b.job_ids[$2] = $3 AND b.run_leases[$2] = $4 AND b.receipt_ids[$2] = $5)',
+                           '${schema}', 'lease_claim_batches_' || x.cs)
+               INTO v_valid USING x.bid, x.idx, x.jid, x.rl, x.rid;
+            IF NOT v_valid THEN
+                status := 'stale';
+            ELSE
+                EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I c WHERE c.receipt_ranges @> $1)',
+                               '${schema}', 'lease_claim_closure_batches_' || x.cs)
+                   INTO v_closed USING x.rid;
+                status := CASE WHEN v_closed THEN 'closed' ELSE 'stale' END;
+            END IF;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
 END
 $$;

@@ -24,7 +24,9 @@ $$;
 --        retry with none left, or fail -> narrow done_entries 'failed' (+ count delta), or dlq_entries when p_dlq;
 --        snooze -> deferred 'scheduled' at now + delay, the attempt is given back;
 --        cancel -> narrow done_entries 'cancelled' (+ count delta).
--- p_exits: 'retry' | 'snooze' | 'fail' | 'cancel'. run_lease is kept on every path, so the next claim's run lease
+-- p_exits: 'retry' | 'snooze' | 'fail' | 'cancel', and for maintenance 'rescue' (stale worker) and 'deadline'
+-- (deadline expired), which route like a retry but label the closure 'rescued' / 'deadline_expired'; an exhausted
+-- attempt reaching rescue goes to failure or the DLQ, never to another retry. run_lease is kept on every path, so the next claim's run lease
 -- is higher than any evidence of this attempt. Returns per input position: status 'closed' | 'already_closed' |
 -- 'stale', and the disposition written.
 CREATE FUNCTION ${schema}.close_compact(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
@@ -68,7 +70,7 @@ BEGIN
         hyd AS MATERIALIZED (
             SELECT ok.*, r.kind, r.args, r.created_at, r.payload AS ready_payload,
                    CASE WHEN ok.ex = 'snooze' THEN 'scheduled'
-                        WHEN ok.ex = 'retry' AND ok.attempt < ok.max_attempts THEN 'retryable'
+                        WHEN ok.ex IN ('retry', 'rescue', 'deadline') AND ok.attempt < ok.max_attempts THEN 'retryable'
                         WHEN ok.ex = 'cancel' THEN 'cancelled'
                         WHEN ok.dlq THEN 'dlq'
                         ELSE 'failed' END AS disp,
@@ -94,10 +96,12 @@ BEGIN
         closure AS (
             INSERT INTO ${schema}.lease_claim_closure_batches (claim_slot, ready_slot, ready_generation, outcome,
                                                                closed_count, receipt_ids, receipt_ranges, closed_at)
-            SELECT v_slot, h.ready_slot, h.ready_generation, h.disp, count(*), array_agg(h.rid ORDER BY h.rid),
-                   range_agg(int8range(h.rid, h.rid + 1)), clock_timestamp()
+            SELECT v_slot, h.ready_slot, h.ready_generation,
+                   CASE h.ex WHEN 'rescue' THEN 'rescued' WHEN 'deadline' THEN 'deadline_expired' ELSE h.disp END,
+                   count(*), array_agg(h.rid ORDER BY h.rid), range_agg(int8range(h.rid, h.rid + 1)), clock_timestamp()
               FROM hyd h
-             GROUP BY h.ready_slot, h.ready_generation, h.disp
+             GROUP BY h.ready_slot, h.ready_generation,
+                      CASE h.ex WHEN 'rescue' THEN 'rescued' WHEN 'deadline' THEN 'deadline_expired' ELSE h.disp END
         ),
         deferred AS (
             INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
@@ -135,7 +139,8 @@ BEGIN
                                                run_at, attempted_at, created_at, payload, dlq_reason, original_run_lease)
             SELECT h.jid, h.kind, h.queue, h.args, h.priority, h.attempt, h.rl, h.max_attempts, NULL, h.claimed_at,
                    h.created_at, h.new_payload,
-                   CASE WHEN h.ex = 'retry' THEN 'attempts exhausted: ' ELSE 'failed: ' END || coalesce(h.err, 'no reason given'),
+                   CASE WHEN h.ex IN ('retry', 'rescue', 'deadline') THEN 'attempts exhausted: ' ELSE 'failed: ' END
+                       || coalesce(h.err, 'no reason given'),
                    h.rl
               FROM hyd h
              WHERE h.disp = 'dlq'

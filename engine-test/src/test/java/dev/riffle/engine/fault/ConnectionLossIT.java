@@ -51,6 +51,8 @@ class ConnectionLossIT {
                 if (drain.finished() >= KILL_AT[round] * JOBS) {
                     killed.add(PgFaults.terminate(db.url(), app + "%"));
                     round++;
+                    System.out.printf("ConnectionLossIT: round %d at %s, finished %d, stats a=%s b=%s%n", round,
+                            Fixtures.seconds(t0), drain.finished(), a.stats(), b.stats());
                 } else {
                     Fixtures.sleep(5);
                 }

@@ -22,3 +22,25 @@ WITH doomed AS (
 )
 DELETE FROM ${schema}.dlq_entries d USING doomed WHERE d.job_id = doomed.job_id
 RETURNING d.job_id
+
+-- name: rotate
+SELECT ${schema}.rotate_ring($1::text) AS outcome
+
+-- name: prune
+SELECT ${schema}.prune_ring($1::text, $2::text, $3::int) AS outcome
+
+-- name: rescue_stale
+SELECT job_id, run_lease, disposition FROM ${schema}.rescue_stale($1::double precision, $2::int, $3::int, $4::boolean)
+
+-- name: rescue_deadlines
+SELECT job_id, run_lease, disposition FROM ${schema}.rescue_deadlines($1::int, $2::int, $3::boolean)
+
+-- name: heartbeat
+SELECT job_id, run_lease FROM ${schema}.heartbeat($1::int[], $2::bigint[], $3::bigint[], $4::bigint[])
+
+-- name: upgrade_guard
+SELECT ${schema}.upgrade_guard() AS legacy_rows
+
+-- name: ring_status
+SELECT r.slot, r.generation, ${schema}.ring_slot_count($1::text) AS slot_count
+  FROM ${schema}.ring_cursor($1::text) r

@@ -7,6 +7,7 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.Readable;
 import java.net.URI;
 import java.time.OffsetDateTime;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -125,10 +126,14 @@ public final class OrderHandlers {
                         .contentType(MediaType.APPLICATION_JSON)
                         .bodyValue(placed))
                 .onErrorResume(BadRequest.class, e -> error(HttpStatus.BAD_REQUEST, Map.of("error", e.getMessage())))
-                .onErrorResume(ForcedRollback.class, e -> error(HttpStatus.INTERNAL_SERVER_ERROR, Map.of(
-                        "error", e.getMessage(),
-                        "rolledBackOrderId", e.undone.orderId(),
-                        "rolledBackJobId", e.undone.jobId())));
+                .onErrorResume(ForcedRollback.class, e -> {
+                    // The ids were drawn from sequences, so they stay used; nothing else of them survives.
+                    Map<String, Object> body = new LinkedHashMap<>();
+                    body.put("error", e.getMessage());
+                    body.put("rolledBackOrderId", e.undone.orderId());
+                    body.put("rolledBackJobId", e.undone.jobId());
+                    return error(HttpStatus.INTERNAL_SERVER_ERROR, body);
+                });
     }
 
     /**

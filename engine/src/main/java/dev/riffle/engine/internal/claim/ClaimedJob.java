@@ -30,6 +30,8 @@ public final class ClaimedJob implements Job {
     private final boolean dlq;
     private final reactor.core.publisher.Sinks.Empty<Void> cancelled = reactor.core.publisher.Sinks.empty();
     private volatile boolean cancelledFlag;
+    // Local monotonic delivery time: heartbeat age is judged with this process's clock, never against the DB's.
+    private final long deliveredNanos = System.nanoTime();
 
     /** Where the attempt's receipt lives in the receipt plane. */
     public record Receipt(int claimSlot, long batchId, int batchIndex, long receiptId, long jobId, long runLease) {}
@@ -95,6 +97,11 @@ public final class ClaimedJob implements Job {
     public void signalCancelled() {
         cancelledFlag = true;
         cancelled.tryEmitEmpty();
+    }
+
+    /** {@code System.nanoTime()} when this process received the attempt. */
+    public long deliveredNanos() {
+        return deliveredNanos;
     }
 
     /** Whether a terminal or retry outcome for this queue goes to the DLQ. */

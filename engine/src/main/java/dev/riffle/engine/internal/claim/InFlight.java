@@ -43,6 +43,18 @@ public final class InFlight {
         }
     }
 
+    /** Attempts received at least {@code age} ago and still held (heartbeat candidates). */
+    public java.util.List<ClaimedJob> heldLongerThan(java.time.Duration age) {
+        long threshold = System.nanoTime() - age.toNanos();
+        java.util.List<ClaimedJob> out = new java.util.ArrayList<>();
+        for (ClaimedJob j : jobs.values()) {
+            if (j.deliveredNanos() - threshold <= 0) {
+                out.add(j);
+            }
+        }
+        return out;
+    }
+
     /** Attempts currently held. */
     public int size() {
         return jobs.size();

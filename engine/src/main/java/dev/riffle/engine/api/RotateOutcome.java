@@ -1,0 +1,21 @@
+package dev.riffle.engine.api;
+
+/** Result of one rotation attempt on a ring (DESIGN.md §6.7). */
+public enum RotateOutcome {
+    /** The cursor moved to the next slot. */
+    ROTATED,
+    /** The next slot still holds rows (not pruned yet), or another rotator holds the ring lock. */
+    SKIPPED_BUSY,
+    /** The whole ring is empty; rotating would only write ledger rows. */
+    SKIPPED_IDLE;
+
+    /** Parses the database's answer. */
+    public static RotateOutcome parse(String s) {
+        return switch (s) {
+            case "rotated" -> ROTATED;
+            case "skipped_busy" -> SKIPPED_BUSY;
+            case "skipped_idle" -> SKIPPED_IDLE;
+            default -> throw new IllegalStateException("unknown rotate outcome " + s);
+        };
+    }
+}

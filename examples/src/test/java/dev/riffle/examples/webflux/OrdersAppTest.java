@@ -1,0 +1,144 @@
+package dev.riffle.examples.webflux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.riffle.examples.TestDatabases;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+class OrdersAppTest {
+
+    // Not the app's default schemas, so a test run never resets a demo someone is running on the same database.
+    private static final String RIFFLE_SCHEMA = "riffle_orders_test";
+    private static final String APP_SCHEMA = "orders_example_test";
+    // Generous: the machine this runs on may be busy; a healthy run completes the job in well under a second.
+    private static final Duration COMPLETION_WAIT = Duration.ofSeconds(60);
+
+    private static OrdersApp app;
+    private static HttpClient http;
+    private static final JsonMapper json = JsonMapper.builder().build();
+
+    @BeforeAll
+    static void start() throws Exception {
+        app = OrdersApp.start(new OrdersApp.Settings(0, TestDatabases.url(), RIFFLE_SCHEMA, APP_SCHEMA));
+        http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (app != null) {
+            app.close();
+        }
+    }
+
+    @Test
+    void placedOrderIsFulfilledByTheWorker() throws Exception {
+        HttpResponse<String> placed = post("/orders", "{\"item\":\"book\",\"quantity\":2}");
+        assertThat(placed.statusCode()).as(placed.body()).isEqualTo(201);
+        JsonNode body = json.readTree(placed.body());
+        long orderId = body.get("orderId").asLong();
+        long jobId = body.get("jobId").asLong();
+        assertThat(placed.headers().firstValue("Location")).hasValue("/orders/" + orderId);
+
+        JsonNode order = awaitCompleted(orderId);
+        assertThat(order.get("item").asString()).isEqualTo("book");
+        assertThat(order.get("quantity").asInt()).isEqualTo(2);
+        assertThat(order.get("jobId").asLong()).isEqualTo(jobId);
+        assertThat(order.get("jobState").asString()).isEqualTo("completed");
+    }
+
+    @Test
+    void rolledBackOrderLeavesNeitherOrderNorJob() throws Exception {
+        long jobsBefore = totalJobs();
+
+        HttpResponse<String> failed = post("/orders?fail=true", "{\"item\":\"doomed\",\"quantity\":1}");
+        assertThat(failed.statusCode()).as(failed.body()).isEqualTo(500);
+        JsonNode body = json.readTree(failed.body());
+        long orderId = body.get("rolledBackOrderId").asLong();
+        long jobId = body.get("rolledBackJobId").asLong();
+        // Both ids exist only because the enqueue really ran inside the transaction before it failed.
+        assertThat(orderId).isPositive();
+        assertThat(jobId).isPositive();
+
+        assertThat(get("/orders/" + orderId).statusCode()).isEqualTo(404);
+        assertThat(totalJobs()).isEqualTo(jobsBefore);
+        try (Connection c = app.database().jdbc()) {
+            assertThat(count(c, "SELECT count(*) FROM \"" + APP_SCHEMA + "\".orders WHERE id = ?", orderId)).isZero();
+            assertThat(count(c, "SELECT count(*) FROM \"" + RIFFLE_SCHEMA + "\".terminal_jobs WHERE job_id = ?", jobId))
+                    .isZero();
+        }
+        assertThat(app.riffle().counts(OrderHandlers.QUEUE).block(Duration.ofSeconds(30)).available()).isZero();
+    }
+
+    @Test
+    void invalidOrdersAreRejectedBeforeAnyWrite() throws Exception {
+        long jobsBefore = totalJobs();
+        assertThat(post("/orders", "{\"item\":\"\",\"quantity\":1}").statusCode()).isEqualTo(400);
+        assertThat(post("/orders", "{\"item\":\"pen\",\"quantity\":0}").statusCode()).isEqualTo(400);
+        assertThat(get("/orders/not-a-number").statusCode()).isEqualTo(400);
+        assertThat(totalJobs()).isEqualTo(jobsBefore);
+    }
+
+    /** Polls the order until its job is completed, failing after {@link #COMPLETION_WAIT}. */
+    private static JsonNode awaitCompleted(long orderId) throws Exception {
+        long deadline = System.nanoTime() + COMPLETION_WAIT.toNanos();
+        JsonNode last = null;
+        while (System.nanoTime() < deadline) {
+            HttpResponse<String> response = get("/orders/" + orderId);
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            last = json.readTree(response.body());
+            if (last.get("jobCompleted").asBoolean()) {
+                return last;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("order " + orderId + "'s job not completed within " + COMPLETION_WAIT + "; last: " + last);
+    }
+
+    /** Every job the queue holds in any state, read through the app's own endpoint. */
+    private static long totalJobs() throws Exception {
+        HttpResponse<String> response = get("/jobs/counts");
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        JsonNode c = json.readTree(response.body());
+        return c.get("available").asLong() + c.get("inFlight").asLong() + c.get("completed").asLong()
+                + c.get("scheduled").asLong();
+    }
+
+    private static long count(Connection c, String sql, long id) throws Exception {
+        try (PreparedStatement st = c.prepareStatement(sql)) {
+            st.setLong(1, id);
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private static HttpResponse<String> post(String path, String jsonBody) throws Exception {
+        return http.send(HttpRequest.newBuilder(uri(path))
+                .timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(jsonBody))
+                .build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static URI uri(String path) {
+        return URI.create("http://127.0.0.1:" + app.port() + path);
+    }
+}
