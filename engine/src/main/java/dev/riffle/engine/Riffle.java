@@ -271,8 +271,11 @@ public final class Riffle implements Disposable {
             if (!closed.compareAndSet(false, true)) {
                 return Mono.empty();
             }
-            List.copyOf(liveSubscriptions).forEach(ClaimLoop::complete);
-            return completer.close()
+            List<ClaimLoop> loops = List.copyOf(liveSubscriptions);
+            loops.forEach(ClaimLoop::complete);
+            return Mono.when(loops.stream().map(ClaimLoop::quiesced).toList())
+                    .timeout(Duration.ofSeconds(10), Mono.empty())
+                    .then(completer.close())
                     .timeout(Duration.ofSeconds(30), Mono.empty())
                     .then(advancer.close())
                     .then(Mono.fromRunnable(heartbeater::close))
@@ -282,6 +285,30 @@ public final class Riffle implements Disposable {
                     .then(Mono.fromRunnable(metrics::close))
                     .then(pool.disposeLater())
                     .doOnSuccess(v -> log.info("riffle engine for schema {} closed", config.schema()));
+        });
+    }
+
+    /**
+     * Graceful shutdown: stop claiming (live subscriptions complete), give back jobs claimed but never delivered,
+     * let running handlers finish and record their outcomes for up to {@code grace}, then {@link #close()}. Attempts
+     * still running when the grace period ends stay open and are recovered by rescue. Cold.
+     */
+    public Mono<Void> shutdownGracefully(Duration grace) {
+        Objects.requireNonNull(grace, "grace");
+        return Mono.defer(() -> {
+            List<ClaimLoop> loops = List.copyOf(liveSubscriptions);
+            loops.forEach(ClaimLoop::complete);
+            Mono<Void> drained = Flux.interval(Duration.ZERO, Duration.ofMillis(20), scheduler)
+                    .onBackpressureDrop()
+                    .filter(t -> inFlight.size() == 0)
+                    .next()
+                    .then();
+            return Mono.when(loops.stream().map(ClaimLoop::quiesced).toList())
+                    .then(drained)
+                    .timeout(grace, Mono.fromRunnable(() -> log.warn(
+                            "grace period {} ended with {} attempts still running; they stay open for rescue",
+                            grace, inFlight.size())))
+                    .then(close());
         });
     }
 

@@ -26,7 +26,9 @@ $$;
 --        cancel -> narrow done_entries 'cancelled' (+ count delta).
 -- p_exits: 'retry' | 'snooze' | 'fail' | 'cancel', and for maintenance 'rescue' (stale worker) and 'deadline'
 -- (deadline expired), which route like a retry but label the closure 'rescued' / 'deadline_expired'; an exhausted
--- attempt reaching rescue goes to failure or the DLQ, never to another retry. run_lease is kept on every path, so the next claim's run lease
+-- attempt reaching rescue goes to failure or the DLQ, never to another retry. 'release' is for attempts that were
+-- claimed but never handed to a handler (shutdown, cancelled subscription): closure 'released', the attempt is
+-- given back and the job is re-appended as ready at once, in the same transaction. run_lease is kept on every path, so the next claim's run lease
 -- is higher than any evidence of this attempt. Returns per input position: status 'closed' | 'already_closed' |
 -- 'stale', and the disposition written.
 CREATE FUNCTION ${schema}.close_compact(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
@@ -40,6 +42,7 @@ DECLARE
     v_done  bigint[] := '{}';
     v_disp  text[] := '{}';
     v_part  record;
+    v_back  record;
 BEGIN
     PERFORM pg_advisory_xact_lock(k)
        FROM (SELECT DISTINCT ${schema}.attempt_lock_key(x.j, x.r) AS k
@@ -70,6 +73,7 @@ BEGIN
         hyd AS MATERIALIZED (
             SELECT ok.*, r.kind, r.args, r.created_at, r.payload AS ready_payload,
                    CASE WHEN ok.ex = 'snooze' THEN 'scheduled'
+                        WHEN ok.ex = 'release' THEN 'released'
                         WHEN ok.ex IN ('retry', 'rescue', 'deadline') AND ok.attempt < ok.max_attempts THEN 'retryable'
                         WHEN ok.ex = 'cancel' THEN 'cancelled'
                         WHEN ok.dlq THEN 'dlq'
@@ -106,14 +110,16 @@ BEGIN
         deferred AS (
             INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
                                                  max_attempts, run_at, attempted_at, created_at, payload)
-            SELECT h.jid, h.kind, h.queue, h.args, h.disp::${schema}.job_state, h.priority,
-                   CASE WHEN h.disp = 'scheduled' THEN greatest(h.attempt - 1, 0) ELSE h.attempt END,
+            SELECT h.jid, h.kind, h.queue, h.args,
+                   (CASE WHEN h.disp = 'released' THEN 'scheduled' ELSE h.disp END)::${schema}.job_state, h.priority,
+                   CASE WHEN h.disp IN ('scheduled', 'released') THEN greatest(h.attempt - 1, 0) ELSE h.attempt END,
                    h.rl, h.max_attempts,
-                   clock_timestamp() + CASE WHEN h.delay_ms IS NOT NULL THEN make_interval(secs => h.delay_ms / 1000.0)
+                   clock_timestamp() + CASE WHEN h.disp = 'released' THEN interval '0'
+                                            WHEN h.delay_ms IS NOT NULL THEN make_interval(secs => h.delay_ms / 1000.0)
                                             ELSE ${schema}.retry_backoff(h.attempt) END,
                    h.claimed_at, h.created_at, h.new_payload
               FROM hyd h
-             WHERE h.disp IN ('retryable', 'scheduled')
+             WHERE h.disp IN ('retryable', 'scheduled', 'released')
         ),
         done AS (
             INSERT INTO ${schema}.done_entries (ready_slot, ready_generation, job_id, kind, queue, state, priority,
@@ -149,6 +155,26 @@ BEGIN
         v_done := v_done || v_part.ords;
         v_disp := v_disp || v_part.disps;
     END LOOP;
+
+    -- Released jobs go straight back to the ready ring (through the backlog row, in this same transaction).
+    IF 'released' = ANY (v_disp) THEN
+        WITH back AS (
+            DELETE FROM ${schema}.deferred_jobs d
+             WHERE d.job_id IN (SELECT p_job_ids[o] FROM unnest(v_done, v_disp) AS u(o, dp) WHERE u.dp = 'released')
+               AND d.state = 'scheduled'
+            RETURNING d.*
+        )
+        SELECT array_agg(job_id ORDER BY job_id) AS ids, array_agg(queue ORDER BY job_id) AS queues,
+               array_agg(kind ORDER BY job_id) AS kinds, array_agg(args ORDER BY job_id) AS args,
+               array_agg(priority ORDER BY job_id) AS prios, array_agg(max_attempts ORDER BY job_id) AS maxs,
+               array_agg(attempt ORDER BY job_id) AS attempts, array_agg(run_lease ORDER BY job_id) AS leases,
+               array_agg(payload ORDER BY job_id) AS payloads, array_agg(created_at ORDER BY job_id) AS created,
+               array_agg(clock_timestamp() ORDER BY job_id) AS run_ats
+          INTO v_back
+          FROM back;
+        PERFORM ${schema}.append_ready(v_back.ids, v_back.queues, v_back.kinds, v_back.args, v_back.prios, v_back.maxs,
+                                       v_back.attempts, v_back.leases, v_back.payloads, v_back.created, v_back.run_ats);
+    END IF;
 
     RETURN QUERY
     SELECT x.jid, x.rl,

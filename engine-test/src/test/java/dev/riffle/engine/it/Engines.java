@@ -49,6 +49,16 @@ final class Engines {
         return new io.r2dbc.postgresql.PostgresqlConnectionFactory(b.build());
     }
 
+    static void awaitTrue(String what, java.util.function.BooleanSupplier condition) {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for: " + what);
+            }
+            reactor.core.publisher.Mono.delay(Duration.ofMillis(50)).block();
+        }
+    }
+
     static void close(Riffle... engines) {
         for (Riffle r : engines) {
             if (r != null) {

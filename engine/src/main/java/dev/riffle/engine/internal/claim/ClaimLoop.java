@@ -44,6 +44,7 @@ public final class ClaimLoop {
     // One pending retry timer at a time; replacing it disposes the old one, so nothing accumulates per claim.
     private final Disposable.Swap retryTimer = Disposables.swap();
     private volatile boolean inFlight;
+    private final reactor.core.publisher.Sinks.Empty<Void> idle = reactor.core.publisher.Sinks.empty();
     private volatile boolean maybeWork = true;
     private volatile boolean disposed;
     private volatile long lastAttemptNanos = System.nanoTime();
@@ -120,6 +121,16 @@ public final class ClaimLoop {
 
     private void onResult(Claimer.Result r) {
         consecutiveErrors = 0;
+        if (disposed) {
+            // The subscriber left (or the engine is stopping) while this claim was in flight: these jobs were never
+            // handed to anyone, so give them back now instead of leaving them to rescue.
+            Flux.fromIterable(r.jobs()).flatMap(ClaimedJob::release, 16, 1)
+                    .subscribe(v -> {}, e -> log.warn("release of undelivered jobs failed; rescue will recover them: {}",
+                            e.toString()));
+            inFlight = false;
+            idle.tryEmitEmpty();
+            return;
+        }
         for (ClaimedJob job : r.jobs()) {
             sink.next(job);
         }
@@ -140,6 +151,9 @@ public final class ClaimLoop {
                     backoff.toMillis(), e.toString());
         }
         inFlight = false;
+        if (disposed) {
+            idle.tryEmitEmpty();
+        }
         later(backoff);
     }
 
@@ -158,9 +172,23 @@ public final class ClaimLoop {
     public void complete() {
         disposed = true;
         sink.complete();
+        if (!inFlight) {
+            idle.tryEmitEmpty();
+        }
+    }
+
+    /**
+     * Completes once this loop has stopped and no claim is in flight any more; jobs of a claim that returned after
+     * the stop have been handed to release by then.
+     */
+    public reactor.core.publisher.Mono<Void> quiesced() {
+        return idle.asMono();
     }
 
     private void dispose() {
+        if (!inFlight) {
+            idle.tryEmitEmpty();
+        }
         disposed = true;
         resources.dispose();
         retryTimer.dispose();

@@ -83,6 +83,11 @@ public final class ClaimedJob implements Job {
         return completer.finish(receipt, java.util.Objects.requireNonNull(outcome, "outcome"), dlq);
     }
 
+    /** Gives the attempt back unconsumed; for attempts that were never handed to a handler. */
+    public Mono<Void> release() {
+        return completer.release(receipt);
+    }
+
     @Override
     public Mono<Void> cancellation() {
         return cancelled.asMono();

@@ -35,7 +35,9 @@ import reactor.util.retry.Retry;
 public final class CompletionBatcher {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.complete");
 
-    private record Pending(Receipt receipt, JobOutcome outcome, boolean dlq, MonoSink<Void> sink) {
+    /** An outcome to record; a null outcome means "release": the attempt was claimed but never handed out. */
+    private record Pending(Receipt receipt, @org.jspecify.annotations.Nullable JobOutcome outcome, boolean dlq,
+                           MonoSink<Void> sink) {
         boolean isComplete() {
             return outcome instanceof JobOutcome.Complete;
         }
@@ -66,8 +68,20 @@ public final class CompletionBatcher {
 
     /** Records {@code outcome} for the attempt; cold. */
     public Mono<Void> finish(Receipt receipt, JobOutcome outcome, boolean dlq) {
+        return submit(receipt, java.util.Objects.requireNonNull(outcome, "outcome"), dlq);
+    }
+
+    /**
+     * Gives an attempt back that was claimed but never handed to a handler: its closure is labelled
+     * {@code released}, the attempt is not consumed, and the job is ready again at once. Works during shutdown.
+     */
+    public Mono<Void> release(Receipt receipt) {
+        return submit(receipt, null, false);
+    }
+
+    private Mono<Void> submit(Receipt receipt, @org.jspecify.annotations.Nullable JobOutcome outcome, boolean dlq) {
         return Mono.<Void>create(sink -> {
-            if (shutdown) {
+            if (shutdown && outcome != null) {
                 sink.error(new RiffleShutdownException("engine is closed; outcome of job " + receipt.jobId() + " not sent"));
                 return;
             }
@@ -110,7 +124,9 @@ public final class CompletionBatcher {
             receipts[i] = r.receiptId();
             dlqs[i] = p.dlq();
             JobOutcome o = p.outcome();
-            if (o instanceof JobOutcome.Retry x) {
+            if (o == null) {
+                exits[i] = "release";
+            } else if (o instanceof JobOutcome.Retry x) {
                 exits[i] = "retry";
                 delays[i] = x.delay() == null ? null : x.delay().toMillis();
                 errors[i] = x.error();
