@@ -130,6 +130,11 @@ public final class Maintenance {
         return rescuer.deadlineRescued();
     }
 
+    /** Ring slots truncated by prunes run in this process since start. */
+    public long prunedSlots() {
+        return rings.values().stream().mapToLong(RingMaintainer::pruned).sum();
+    }
+
     /** Current state of every ring (reads each cursor). */
     public Flux<RingStatus> status() {
         return Flux.fromArray(Ring.values()).concatMap(ring -> {

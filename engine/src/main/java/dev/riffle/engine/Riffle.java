@@ -248,7 +248,8 @@ public final class Riffle implements Disposable {
     public RiffleStats stats() {
         return new RiffleStats(claimer.claimBatches(), claimer.claimedJobs(), claimer.emptyClaims(),
                 completer.flushes(), completer.completed(), completer.closed(), completer.rejected(),
-                inFlight.size(), listener.isListening(), maintenance.isLeader());
+                inFlight.size(), listener.isListening(), maintenance.isLeader(), maintenance.staleRescued(),
+                maintenance.deadlineRescued(), maintenance.prunedSlots());
     }
 
     /** Internal access for the test kit and tools; not API. */

@@ -13,7 +13,10 @@ package dev.riffle.engine;
  * @param inFlight attempts delivered by this process and not finished yet
  * @param listening whether the LISTEN connection is up
  * @param leader whether this process is the maintenance leader
+ * @param staleRescued attempts closed by stale rescue run in this process
+ * @param deadlineRescued attempts closed by deadline rescue run in this process
+ * @param prunedSlots ring slots truncated by prunes run in this process
  */
 public record RiffleStats(long claimBatches, long claimedJobs, long emptyClaims, long completionBatches,
                           long completed, long closed, long rejected, int inFlight, boolean listening,
-                          boolean leader) {}
+                          boolean leader, long staleRescued, long deadlineRescued, long prunedSlots) {}

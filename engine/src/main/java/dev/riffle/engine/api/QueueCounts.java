@@ -6,7 +6,7 @@ package dev.riffle.engine.api;
  * @param queue the queue
  * @param available ready jobs not yet claimed (not tombstoned, not covered by claim evidence)
  * @param inFlight open attempts: claims without closure evidence, derived by anti-join
- * @param completed successfully completed jobs whose history is still retained
+ * @param completed successfully completed jobs: retained history plus the counts folded in when history was pruned
  * @param scheduled jobs waiting in the deferred backlog (future run_at)
  */
 public record QueueCounts(String queue, long available, long inFlight, long completed, long scheduled) {}

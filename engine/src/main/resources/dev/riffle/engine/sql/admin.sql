@@ -33,8 +33,11 @@ open_claims AS (
                         WHERE c.claim_slot = b.claim_slot AND c.receipt_ranges @> i.receipt_id)
 ),
 completed AS (
+    -- Retained history plus what prune folded into the append-only rollup ledger, so counts survive truncation.
     SELECT coalesce((SELECT sum(completed_count) FROM ${schema}.receipt_completion_batches WHERE queue = $1), 0)
-         + (SELECT count(*) FROM ${schema}.done_entries WHERE queue = $1 AND state = 'completed') AS n
+         + (SELECT count(*) FROM ${schema}.done_entries WHERE queue = $1 AND state = 'completed')
+         + coalesce((SELECT sum(pruned_completed_count) FROM ${schema}.queue_terminal_rollups WHERE queue = $1), 0)
+         + coalesce((SELECT sum(pruned_completed_delta) FROM ${schema}.queue_terminal_rollup_deltas WHERE queue = $1), 0) AS n
 ),
 scheduled AS (
     SELECT count(*) AS n FROM ${schema}.deferred_jobs WHERE queue = $1

@@ -33,6 +33,13 @@ final class MicrometerBinding implements RiffleMetrics {
         b.counter(COMPLETION_BATCHES, "completion flushes (one statement and commit each)", tags, stats, s -> s.completionBatches());
         b.counter(COMPLETED, "completions accepted", tags, stats, s -> s.completed());
         b.counter(REJECTED, "completions rejected as stale or already closed", tags, stats, s -> s.rejected());
+        b.counter(STALE_RESCUED, "attempts closed by stale rescue", tags, stats, s -> s.staleRescued());
+        b.counter(DEADLINE_RESCUED, "attempts closed by deadline rescue", tags, stats, s -> s.deadlineRescued());
+        b.counter(PRUNED_SLOTS, "ring slots truncated by prune", tags, stats, s -> s.prunedSlots());
+        b.meters.add(Gauge.builder(LEADER, stats, s -> s.get().leader() ? 1 : 0)
+                .description("1 while this process is the maintenance leader").tags(tags).register(registry));
+        b.meters.add(Gauge.builder(IN_FLIGHT, stats, s -> s.get().inFlight())
+                .description("attempts delivered by this process and not finished").tags(tags).register(registry));
         b.meters.add(Gauge.builder(LISTENING, stats, s -> s.get().listening() ? 1 : 0)
                 .description("1 while the LISTEN connection is up").tags(tags).register(registry));
         return b;

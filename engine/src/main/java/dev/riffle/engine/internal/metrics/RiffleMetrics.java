@@ -23,6 +23,16 @@ public interface RiffleMetrics extends AutoCloseable {
     String COMPLETED = "riffle.complete.accepted";
     /** Completions rejected (stale or already closed). */
     String REJECTED = "riffle.complete.rejected";
+    /** Attempts closed by stale rescue. */
+    String STALE_RESCUED = "riffle.rescue.stale";
+    /** Attempts closed by deadline rescue. */
+    String DEADLINE_RESCUED = "riffle.rescue.deadline";
+    /** Ring slots truncated by prune. */
+    String PRUNED_SLOTS = "riffle.prune.truncated";
+    /** 1 while this process is the maintenance leader. */
+    String LEADER = "riffle.maintenance.leader";
+    /** Attempts delivered and not finished. */
+    String IN_FLIGHT = "riffle.jobs.in_flight";
     /** 1 while LISTEN is up. */
     String LISTENING = "riffle.listener.up";
 
