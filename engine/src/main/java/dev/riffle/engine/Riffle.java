@@ -193,7 +193,7 @@ public final class Riffle implements Disposable {
             deadlines[i] = (int) qc.deadline().toSeconds();
         }
         ClaimLoop.Settings settings = new ClaimLoop.Settings(qs, deadlines, config.maxClaimBatch(),
-                config.pollInterval(), config.safetyPollInterval(), config.busyRetryDelay());
+                config.pollInterval(), config.safetyPollInterval(), config.busyRetryDelay(), config.claimLinger());
         return Flux.defer(() -> closed.get()
                 ? Flux.error(new RiffleShutdownException("engine is closed"))
                 : ClaimLoop.flux(claimer, settings, scheduler, listener, liveSubscriptions));

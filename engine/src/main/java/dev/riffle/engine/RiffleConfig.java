@@ -24,6 +24,8 @@ import org.jspecify.annotations.Nullable;
  * @param pollInterval how often an idle subscription with demand polls while LISTEN is down
  * @param safetyPollInterval how often it polls while LISTEN is up (a missed notification costs at most this)
  * @param busyRetryDelay wait before retrying a claim when every lane with work was locked by another claimer
+ * @param claimLinger how long a subscription with only a trickle of demand (less than half its window) waits for
+ *                    more before claiming, so claims stay batches rather than single jobs
  * @param cursorAdvanceDelay coalescing window for post-commit claim cursor advances
  * @param maxArgsBytes largest accepted args JSON, in UTF-8 bytes
  * @param queues per-queue settings (deadline, DLQ policy); queues not listed use {@link QueueConfig#of(String)}
@@ -34,7 +36,7 @@ import org.jspecify.annotations.Nullable;
 public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int poolSize, String applicationName,
                            int maxClaimBatch, int completionBatchSize, Duration completionWindow,
                            int completionFlushConcurrency, Duration pollInterval, Duration safetyPollInterval,
-                           Duration busyRetryDelay, Duration cursorAdvanceDelay, int maxArgsBytes,
+                           Duration busyRetryDelay, Duration claimLinger, Duration cursorAdvanceDelay, int maxArgsBytes,
                            Map<String, QueueConfig> queues, boolean dlqByDefault, MaintenanceConfig maintenance,
                            @Nullable Object meterRegistry) {
 
@@ -48,14 +50,16 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
     public static final int DEFAULT_COMPLETION_BATCH_SIZE = 512;
     /** Default completion window: 1 ms. */
     public static final Duration DEFAULT_COMPLETION_WINDOW = Duration.ofMillis(1);
-    /** Default concurrent completion flushes: {@value}. */
-    public static final int DEFAULT_COMPLETION_FLUSH_CONCURRENCY = 2;
+    /** Default concurrent completion flushes: {@value} (overlapping commits share WAL flushes). */
+    public static final int DEFAULT_COMPLETION_FLUSH_CONCURRENCY = 4;
     /** Default poll interval while LISTEN is down: 200 ms. */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
     /** Default poll interval while LISTEN is up: 5 s. */
     public static final Duration DEFAULT_SAFETY_POLL_INTERVAL = Duration.ofSeconds(5);
     /** Default busy retry: 2 ms. */
     public static final Duration DEFAULT_BUSY_RETRY_DELAY = Duration.ofMillis(2);
+    /** Default claim linger: 2 ms. */
+    public static final Duration DEFAULT_CLAIM_LINGER = Duration.ofMillis(2);
     /** Default cursor advance coalescing window: 20 ms. */
     public static final Duration DEFAULT_CURSOR_ADVANCE_DELAY = Duration.ofMillis(20);
     /** Default args limit: 256 KiB. */
@@ -74,6 +78,7 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
         requirePositive("pollInterval", pollInterval);
         requirePositive("safetyPollInterval", safetyPollInterval);
         requirePositive("busyRetryDelay", busyRetryDelay);
+        requirePositive("claimLinger", claimLinger);
         requirePositive("cursorAdvanceDelay", cursorAdvanceDelay);
         Objects.requireNonNull(applicationName, "applicationName");
         queues = Map.copyOf(queues);
@@ -123,6 +128,7 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
         private Duration pollInterval = DEFAULT_POLL_INTERVAL;
         private Duration safetyPollInterval = DEFAULT_SAFETY_POLL_INTERVAL;
         private Duration busyRetryDelay = DEFAULT_BUSY_RETRY_DELAY;
+        private Duration claimLinger = DEFAULT_CLAIM_LINGER;
         private Duration cursorAdvanceDelay = DEFAULT_CURSOR_ADVANCE_DELAY;
         private int maxArgsBytes = DEFAULT_MAX_ARGS_BYTES;
         private final Map<String, QueueConfig> queues = new LinkedHashMap<>();
@@ -221,6 +227,12 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
             return this;
         }
 
+        /** Claim linger for trickling demand (default 2 ms). */
+        public Builder claimLinger(Duration claimLinger) {
+            this.claimLinger = claimLinger;
+            return this;
+        }
+
         /** Cursor advance coalescing window (default 20 ms). */
         public Builder cursorAdvanceDelay(Duration cursorAdvanceDelay) {
             this.cursorAdvanceDelay = cursorAdvanceDelay;
@@ -252,7 +264,7 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
             }
             return new RiffleConfig(url, schema, migrate, poolSize, applicationName, maxClaimBatch,
                     completionBatchSize, completionWindow, completionFlushConcurrency, pollInterval,
-                    safetyPollInterval, busyRetryDelay, cursorAdvanceDelay, maxArgsBytes, queues, dlqByDefault,
+                    safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes, queues, dlqByDefault,
                     maintenance, meterRegistry);
         }
     }

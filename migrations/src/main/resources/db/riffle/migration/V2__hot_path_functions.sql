@@ -22,7 +22,7 @@ $$;
 -- Move a claim cursor forward to at least p_next; never backwards. Callers serialize per lane by holding the
 -- lane's claim head row lock.
 CREATE FUNCTION ${schema}.set_seq_next(p_seq text, p_next bigint) RETURNS bigint
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_cur bigint := ${schema}.seq_next(p_seq);
 BEGIN
@@ -37,7 +37,7 @@ $$;
 -- Create a lane (registry row, both heads, both sequences) if absent. Serialized per lane by an advisory xact
 -- lock; the sequences are created in the caller's transaction, so a rolled-back creator leaves nothing behind.
 CREATE FUNCTION ${schema}.ensure_lane(p_queue text, p_priority smallint, p_shard smallint) RETURNS text
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_enq   text;
     v_claim text;
@@ -72,7 +72,7 @@ $$;
 -- Reserve p_n consecutive lane positions. The advisory lock is held until the caller's transaction ends: within a
 -- lane, position N+1 can only become visible after position N committed or aborted (DESIGN.md §12 item 2).
 CREATE FUNCTION ${schema}.reserve_lane(p_queue text, p_priority smallint, p_shard smallint, p_n bigint) RETURNS bigint
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_seq   text := ${schema}.ensure_lane(p_queue, p_priority, p_shard);
     v_first bigint;
@@ -95,7 +95,7 @@ CREATE FUNCTION ${schema}.append_ready(p_job_ids bigint[], p_queues text[], p_ki
                                        p_run_leases bigint[], p_payloads jsonb[], p_created_ats timestamptz[],
                                        p_run_ats timestamptz[])
 RETURNS int
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_now    timestamptz := now();
     v_slot   int;
@@ -165,7 +165,7 @@ $$;
 CREATE FUNCTION ${schema}.enqueue_jobs(p_queues text[], p_kinds text[], p_args jsonb[], p_priorities smallint[],
                                        p_max_attempts smallint[], p_run_ats timestamptz[])
 RETURNS SETOF bigint
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_now timestamptz := now();
     v_ids bigint[];
@@ -379,7 +379,7 @@ $$;
 CREATE FUNCTION ${schema}.advance_claim_cursors(p_queues text[], p_priorities smallint[], p_shards smallint[],
                                                 p_nexts bigint[])
 RETURNS int
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     l       record;
     v_moved int := 0;

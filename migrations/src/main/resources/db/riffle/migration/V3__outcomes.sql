@@ -35,7 +35,7 @@ CREATE FUNCTION ${schema}.close_compact(p_claim_slots int[], p_batch_ids bigint[
                                         p_run_leases bigint[], p_receipt_ids bigint[], p_exits text[],
                                         p_delays_ms bigint[], p_errors text[], p_dlq boolean[])
 RETURNS TABLE (job_id bigint, run_lease bigint, status text, disposition text)
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
     v_slot  int;

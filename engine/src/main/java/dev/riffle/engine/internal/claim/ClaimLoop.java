@@ -31,7 +31,7 @@ public final class ClaimLoop {
 
     /** Subscription settings. */
     public record Settings(String[] queues, Integer[] deadlineSecs, int maxBatch, Duration pollInterval,
-                           Duration safetyPollInterval, Duration busyRetryDelay) {}
+                           Duration safetyPollInterval, Duration busyRetryDelay, Duration claimLinger) {}
 
     private final FluxSink<Job> sink;
     private final Claimer claimer;
@@ -46,6 +46,12 @@ public final class ClaimLoop {
     private volatile boolean inFlight;
     private final reactor.core.publisher.Sinks.Empty<Void> idle = reactor.core.publisher.Sinks.empty();
     private volatile boolean maybeWork = true;
+    // Set by a wake-up (NOTIFY, poll, linger timer): claim now even if only a little demand is outstanding.
+    private volatile boolean urgent = true;
+    // Largest demand seen, capped by the batch limit: the subscriber's window.
+    private volatile long peakDemand;
+    private final Disposable.Swap lingerTimer = Disposables.swap();
+    private volatile boolean lingering;
     private volatile boolean disposed;
     private volatile long lastAttemptNanos = System.nanoTime();
     private int consecutiveErrors;
@@ -95,6 +101,13 @@ public final class ClaimLoop {
 
     private void wake() {
         maybeWork = true;
+        urgent = true;
+        drain();
+    }
+
+    private void lingerElapsed() {
+        lingering = false;
+        urgent = true;
         drain();
     }
 
@@ -106,8 +119,22 @@ public final class ClaimLoop {
         do {
             if (!disposed && !inFlight && maybeWork) {
                 long demand = sink.requestedFromDownstream();
-                if (demand > 0) {
+                long window = Math.min(demand, settings.maxBatch());
+                if (window > peakDemand) {
+                    peakDemand = window;
+                }
+                // Demand comes back one job at a time as handlers finish. Claiming each trickle at once would make
+                // claims of one or two jobs; instead wait a moment for half the window to free up, unless a
+                // wake-up says work just arrived (latency first when the subscriber was idle).
+                if (demand > 0 && !urgent && window < (peakDemand + 1) / 2) {
+                    if (!lingering) {
+                        lingering = true;
+                        lingerTimer.update(scheduler.schedule(this::lingerElapsed,
+                                settings.claimLinger().toNanos(), TimeUnit.NANOSECONDS));
+                    }
+                } else if (demand > 0) {
                     inFlight = true;
+                    urgent = false;
                     maybeWork = false;
                     lastAttemptNanos = System.nanoTime();
                     int ask = (int) Math.min(demand, settings.maxBatch());
@@ -135,7 +162,11 @@ public final class ClaimLoop {
             sink.next(job);
         }
         switch (r.status()) {
-            case CLAIMED -> maybeWork = true;
+            case CLAIMED -> {
+                maybeWork = true;
+                // A short claim means the lane is drained for now: take the next job as soon as it is wanted.
+                urgent = r.jobs().size() >= settings.maxBatch();
+            }
             case BUSY -> later(jitter(settings.busyRetryDelay()));
             case EMPTY -> { /* wait for a NOTIFY or a poll tick */ }
         }
@@ -192,5 +223,6 @@ public final class ClaimLoop {
         disposed = true;
         resources.dispose();
         retryTimer.dispose();
+        lingerTimer.dispose();
     }
 }
