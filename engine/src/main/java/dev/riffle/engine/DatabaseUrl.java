@@ -66,7 +66,8 @@ public record DatabaseUrl(String host, int port, String database, String user, @
         try {
             uri = URI.create("pg://" + rest);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("malformed PostgreSQL URL: " + redact(s), e);
+            // No cause attached: URI's message quotes the whole input, password included.
+            throw new IllegalArgumentException("malformed PostgreSQL URL: " + redact(s));
         }
         String host = uri.getHost();
         if (host == null || host.isEmpty()) {
@@ -126,14 +127,30 @@ public record DatabaseUrl(String host, int port, String database, String user, @
     }
 
     private static String decode(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+        // Percent-decoding only: '+' is a literal plus in a URL's userinfo and path (RFC 3986, libpq), not a space.
+        return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
 
     private static String encode(String s) {
-        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+        // URLEncoder writes form encoding; a space must be %20 here because decode() keeps '+' literal.
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
-    private static String redact(String s) {
-        return s.replaceAll("://([^:/@]*):[^@/]*@", "://$1:***@");
+    /**
+     * Masks anything that may be a password: the userinfo after its first ':' (up to the LAST '@', so a password
+     * holding '/' or '@' is covered, with or without a well-formed scheme) and every {@code password=} parameter.
+     */
+    static String redact(String s) {
+        String out = s.replaceAll("(?i)(password=)[^&]*", "$1***");
+        int at = out.lastIndexOf('@');
+        if (at >= 0) {
+            int start = out.indexOf("://");
+            start = start >= 0 && start < at ? start + 3 : 0;
+            int colon = out.indexOf(':', start);
+            if (colon >= 0 && colon < at) {
+                out = out.substring(0, colon + 1) + "***" + out.substring(at);
+            }
+        }
+        return out;
     }
 }

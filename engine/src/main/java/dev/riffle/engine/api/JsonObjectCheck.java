@@ -156,7 +156,8 @@ final class JsonObjectCheck {
                 if (e == 'u') {
                     for (int k = 0; k < 4; k++) {
                         char h = peek();
-                        if (Character.digit(h, 16) < 0) {
+                        boolean hex = (h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F');
+                        if (!hex) {
                             fail("bad \\u escape");
                         }
                         i++;

@@ -1,7 +1,6 @@
 package dev.riffle.engine.api;
 
 import java.time.Instant;
-import java.util.Objects;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -115,7 +114,7 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
 
         /** Validates and builds. */
         public NewJob build() {
-            return new NewJob(Objects.requireNonNull(kind, "kind"), queue, argsJson, priority, maxAttempts, runAt);
+            return new NewJob(kind, queue, argsJson, priority, maxAttempts, runAt);
         }
     }
 }

@@ -32,6 +32,7 @@ public final class Leadership {
                       Scheduler scheduler, String schema) {
         String tryLock = sql.get("leader_try_lock");
         String pingSql = sql.get("ping");
+        String unlock = sql.get("leader_unlock");
         this.loop = Flux.usingWhen(factory.create(),
                         (PostgresqlConnection c) -> {
                             current = c;
@@ -54,10 +55,15 @@ public final class Leadership {
                             boolean was = leader;
                             leader = false;
                             current = null;
-                            if (was) {
-                                log.info("gave up maintenance leadership for schema {}", schema);
+                            if (!was) {
+                                return c.close();
                             }
-                            return c.close();
+                            log.info("gave up maintenance leadership for schema {}", schema);
+                            // Release explicitly so a follower can take over at once; closing the session would
+                            // release it too, but only once the server notices.
+                            return c.createStatement(unlock).execute().flatMap(r -> r.map(row -> true))
+                                    .onErrorResume(e -> Mono.empty())
+                                    .then(c.close());
                         })
                 .doOnError(e -> {
                     if (leader) {

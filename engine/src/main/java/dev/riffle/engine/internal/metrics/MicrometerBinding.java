@@ -15,9 +15,13 @@ import java.util.function.ToDoubleFunction;
 final class MicrometerBinding implements RiffleMetrics {
     private final MeterRegistry registry;
     private final List<Meter> meters = new ArrayList<>();
+    // Micrometer holds a function meter's state object weakly; this strong reference keeps the meters alive as
+    // long as the binding (owned by the engine) is.
+    private final Supplier<RiffleStats> stats;
 
-    private MicrometerBinding(MeterRegistry registry) {
+    private MicrometerBinding(MeterRegistry registry, Supplier<RiffleStats> stats) {
         this.registry = registry;
+        this.stats = stats;
     }
 
     static RiffleMetrics bind(Object registryObject, String schema, Supplier<RiffleStats> stats) {
@@ -25,7 +29,7 @@ final class MicrometerBinding implements RiffleMetrics {
             throw new IllegalArgumentException("meterRegistry must be an io.micrometer.core.instrument.MeterRegistry, got "
                     + registryObject.getClass().getName());
         }
-        MicrometerBinding b = new MicrometerBinding(registry);
+        MicrometerBinding b = new MicrometerBinding(registry, stats);
         Tags tags = Tags.of("schema", schema);
         b.counter(CLAIM_BATCHES, "claim statements that claimed jobs", tags, stats, s -> s.claimBatches());
         b.counter(CLAIMED_JOBS, "jobs claimed", tags, stats, s -> s.claimedJobs());

@@ -1,0 +1,137 @@
+package dev.riffle.engine;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import static com.tngtech.archunit.core.domain.JavaCall.Predicates.target;
+import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.nameStartingWith;
+import static com.tngtech.archunit.core.domain.properties.HasOwner.Predicates.With.owner;
+
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+class ArchitectureTest {
+
+    private static JavaClasses main;
+
+    @BeforeAll
+    static void importMainClasses() {
+        main = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+                .importPackages("dev.riffle.engine");
+    }
+
+    @Test
+    void importSawTheEngine() {
+        // Guards the rules below against passing vacuously on an empty import.
+        assertThat(main.contain(Riffle.class)).isTrue();
+        assertThat(main.contain(dev.riffle.engine.api.NewJob.class)).isTrue();
+        assertThat(main.contain(dev.riffle.engine.internal.sql.Db.class)).isTrue();
+        assertThat(main.contain(ArchitectureTest.class)).isFalse();
+    }
+
+    static final ArchRule API_IS_SELF_CONTAINED = noClasses()
+            .that().resideInAPackage("dev.riffle.engine.api..")
+            .should().dependOnClassesThat().resideInAPackage("dev.riffle.engine.internal..")
+            .because("the public API must not leak engine internals to users");
+
+    static final ArchRule API_NAMES_ONLY_THE_SPI = noClasses()
+            .that().resideInAPackage("dev.riffle.engine.api..")
+            .should().dependOnClassesThat().resideInAnyPackage("io.r2dbc.postgresql..", "io.r2dbc.pool..",
+                    "io.micrometer..", "org.flywaydb..", "org.slf4j..")
+            .because("API types may name the R2DBC SPI (transactional enqueue takes the caller's Connection) but "
+                    + "no driver, pool, logging or optional library");
+
+    private static final DescribedPredicate<JavaClass> MONO_OR_FLUX = DescribedPredicate.describe("Mono or Flux",
+            c -> c.isAssignableTo(Mono.class) || c.isAssignableTo(Flux.class));
+
+    static final ArchRule NO_BLOCKING_REACTOR_CALLS = noClasses()
+            .that().resideInAPackage("dev.riffle.engine..")
+            .should().callMethodWhere(target(owner(MONO_OR_FLUX)).and(target(nameStartingWith("block"))))
+            .because("the engine runs on event-loop threads; blocking there stalls every subscription");
+
+    static final ArchRule NO_SLEEPING = noClasses()
+            .that().resideInAPackage("dev.riffle.engine..")
+            .should().callMethod(Thread.class, "sleep", long.class)
+            .orShould().callMethod(Thread.class, "sleep", long.class, int.class)
+            .orShould().callMethod(Thread.class, "sleep", java.time.Duration.class)
+            .because("waiting is done with reactor timers, never by parking a thread");
+
+    static final ArchRule NO_JDBC = noClasses()
+            .that().resideInAPackage("dev.riffle.engine..")
+            .should().dependOnClassesThat().resideInAPackage("java.sql..")
+            .because("JDBC (Flyway) lives in the migrations module; the engine speaks R2DBC only");
+
+    static final ArchRule MICROMETER_STAYS_IN_ITS_BINDING = noClasses()
+            .that().resideInAPackage("dev.riffle.engine..")
+            .and().doNotHaveFullyQualifiedName("dev.riffle.engine.internal.metrics.MicrometerBinding")
+            .should().dependOnClassesThat().resideInAPackage("io.micrometer..")
+            .because("micrometer-core is optional: only the lazily loaded binding may touch it");
+
+    static final ArchRule INTERNAL_IS_NOT_PUBLIC_API = classes()
+            .that().resideInAPackage("dev.riffle.engine.api..")
+            .should().onlyDependOnClassesThat().resideOutsideOfPackage("dev.riffle.engine.internal..");
+
+    @Test
+    void apiDoesNotDependOnInternals() {
+        API_IS_SELF_CONTAINED.check(main);
+        INTERNAL_IS_NOT_PUBLIC_API.check(main);
+    }
+
+    @Test
+    void apiNamesOnlyTheR2dbcSpi() {
+        API_NAMES_ONLY_THE_SPI.check(main);
+    }
+
+    @Test
+    void noBlockingReactorCalls() {
+        NO_BLOCKING_REACTOR_CALLS.check(main);
+    }
+
+    @Test
+    void noThreadSleep() {
+        NO_SLEEPING.check(main);
+    }
+
+    @Test
+    void noJdbc() {
+        NO_JDBC.check(main);
+    }
+
+    @Test
+    void micrometerIsConfinedToItsBinding() {
+        MICROMETER_STAYS_IN_ITS_BINDING.check(main);
+    }
+
+    @Test
+    void rulesCatchViolations() {
+        // Each rule must be able to fail: run it against test classes that break it on purpose.
+        JavaClasses bad = new ClassFileImporter().importClasses(Offenders.Blocker.class, Offenders.Sleeper.class,
+                Offenders.JdbcUser.class, Offenders.MeterUser.class, dev.riffle.engine.api.LeakyApiOffender.class);
+        assertThatThrownBy(() -> NO_BLOCKING_REACTOR_CALLS.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("Mono.block()").hasMessageContaining("Flux.blockLast(");
+        assertThatThrownBy(() -> NO_SLEEPING.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("Thread.sleep(");
+        assertThatThrownBy(() -> NO_JDBC.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("java.sql.Connection");
+        assertThatThrownBy(() -> MICROMETER_STAYS_IN_ITS_BINDING.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("io.micrometer");
+        assertThatThrownBy(() -> API_IS_SELF_CONTAINED.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("LeakyApiOffender");
+        assertThatThrownBy(() -> INTERNAL_IS_NOT_PUBLIC_API.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("SqlCatalog");
+        assertThatThrownBy(() -> API_NAMES_ONLY_THE_SPI.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("io.r2dbc.pool");
+    }
+}

@@ -1,0 +1,39 @@
+package dev.riffle.engine;
+
+import java.sql.Connection;
+import java.time.Duration;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/** Deliberate rule breakers, compiled only into the test classes, that prove the architecture rules bite. */
+final class Offenders {
+    private Offenders() {}
+
+    static final class Blocker {
+        Integer first() {
+            return Mono.just(1).block();
+        }
+
+        Integer last() {
+            return Flux.just(1, 2).blockLast(Duration.ofSeconds(1));
+        }
+    }
+
+    static final class Sleeper {
+        void nap() throws InterruptedException {
+            Thread.sleep(1);
+        }
+    }
+
+    static final class JdbcUser {
+        boolean closed(Connection c) throws java.sql.SQLException {
+            return c.isClosed();
+        }
+    }
+
+    static final class MeterUser {
+        double read(io.micrometer.core.instrument.Counter c) {
+            return c.count();
+        }
+    }
+}
