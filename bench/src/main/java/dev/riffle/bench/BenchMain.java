@@ -179,7 +179,7 @@ public final class BenchMain {
             Map<String, Object> r = body.run();
             runner.forgetSystems();
             return r;
-        } catch (Exception e) {
+        } catch (Exception | LinkageError e) {
             runner.cleanUpAfterFailure();
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();

@@ -85,7 +85,7 @@ final class Json {
         } else if (d == Math.rint(d) && Math.abs(d) < 1e15) {
             sb.append((long) d);
         } else {
-            sb.append(String.format(java.util.Locale.ROOT, "%.4f", d).replaceAll("0+$", "").replaceAll("\\.$", ""));
+            sb.append(String.format(java.util.Locale.ROOT, "%.6f", d).replaceAll("0+$", "").replaceAll("\\.$", ""));
         }
     }
 

@@ -94,17 +94,18 @@ final class Monitor implements AutoCloseable {
     /** Tries to make pgstattuple available; returns false (and remembers why) when it cannot. */
     boolean enablePgstattuple() {
         if (!cfg.pgstattuple) {
-            pgstattupleNote = "disabled by --no-pgstattuple";
+            pgstattupleNote = "n_dead_tup only (pgstattuple disabled by --no-pgstattuple)";
             return false;
         }
         try (Statement st = conn.createStatement()) {
             statements++;
             st.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple");
             pgstattuple = true;
-            pgstattupleNote = "pgstattuple (exact, scans each table)";
+            pgstattupleNote = "n_dead_tup (headline) and pgstattuple (dead tuples still present; scans each table)";
         } catch (SQLException e) {
             pgstattuple = false;
-            pgstattupleNote = "unavailable: " + e.getMessage().lines().findFirst().orElse("");
+            pgstattupleNote = "n_dead_tup only (pgstattuple unavailable: "
+                    + e.getMessage().lines().findFirst().orElse("") + ")";
         }
         return pgstattuple;
     }

@@ -28,6 +28,7 @@ final class Runner {
     private final Monitor mon;
     private final Function<String, QueueSystem> factory;
     private final String padding;
+    private final List<QueueSystem> created = new ArrayList<>();
 
     Runner(BenchConfig cfg, Monitor mon, Function<String, QueueSystem> factory) {
         this.cfg = cfg;
@@ -35,8 +36,6 @@ final class Runner {
         this.factory = factory;
         this.padding = Payloads.padding(cfg.payloadPad);
     }
-
-    private final List<QueueSystem> created = new ArrayList<>();
 
     private QueueSystem create(String systemName) {
         QueueSystem s = factory.apply(systemName);

@@ -1,5 +1,6 @@
 package dev.riffle.examples;
 
+import dev.riffle.engine.MaintenanceConfig;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.RiffleConfig;
 import dev.riffle.engine.RiffleStats;
@@ -36,7 +37,8 @@ import reactor.core.publisher.Mono;
  * PostgreSQL; with it, it uses that database. Either way it drops and recreates the schema
  * {@value #DEFAULT_SCHEMA}, so every run starts from nothing. Flags: {@code --jobs N} (default
  * {@value #DEFAULT_JOBS}), {@code --concurrency N} (default {@value #DEFAULT_CONCURRENCY}), {@code --work-ms N}
- * (simulated non-blocking work per job, default 0).
+ * (simulated non-blocking work per job, default 0), {@code --maintenance on|off} (default off, see
+ * {@link Options#maintenance()}).
  *
  * <p>The process exits with status 0 only when every enqueued job was completed exactly once.
  */
@@ -66,10 +68,14 @@ public final class QuickStart {
      * @param jobs how many jobs to enqueue and drain (1..10,000,000)
      * @param concurrency the {@code flatMap} concurrency of the subscriber (1..10,000)
      * @param workMillis simulated non-blocking work per job, in milliseconds (0 for none)
+     * @param maintenance run the maintenance leader (ring rotation and prune) during the run. Off by default: prune
+     *     truncates finished ring segments within seconds, and the batch tables would then show only what is
+     *     still retained rather than what the run wrote. A real deployment always runs maintenance somewhere.
      * @param schema the Riffle schema to (re)create
      * @param url database URL; {@code null} means {@value ExampleDatabase#URL_ENV} or an embedded server
      */
-    public record Options(int jobs, int concurrency, int workMillis, String schema, @Nullable String url) {
+    public record Options(int jobs, int concurrency, int workMillis, boolean maintenance, String schema,
+                          @Nullable String url) {
 
         /** Validates the ranges. */
         public Options {
@@ -81,11 +87,12 @@ public final class QuickStart {
 
         /** The defaults: {@value #DEFAULT_JOBS} jobs, concurrency {@value #DEFAULT_CONCURRENCY}, no work. */
         public static Options defaults() {
-            return new Options(DEFAULT_JOBS, DEFAULT_CONCURRENCY, 0, DEFAULT_SCHEMA, null);
+            return new Options(DEFAULT_JOBS, DEFAULT_CONCURRENCY, 0, false, DEFAULT_SCHEMA, null);
         }
 
         /**
-         * Parses {@code --jobs N}, {@code --concurrency N} and {@code --work-ms N} (also as {@code --flag=N}).
+         * Parses {@code --jobs N}, {@code --concurrency N}, {@code --work-ms N} and {@code --maintenance on|off}
+         * (also as {@code --flag=value}).
          *
          * @throws IllegalArgumentException naming the flag when an argument is unknown or out of range
          */
@@ -103,11 +110,15 @@ public final class QuickStart {
                 } else {
                     throw new IllegalArgumentException(flag + " needs a value");
                 }
-                int n = parseInt(flag, value);
                 o = switch (flag) {
-                    case "--jobs" -> new Options(n, o.concurrency, o.workMillis, o.schema, o.url);
-                    case "--concurrency" -> new Options(o.jobs, n, o.workMillis, o.schema, o.url);
-                    case "--work-ms" -> new Options(o.jobs, o.concurrency, n, o.schema, o.url);
+                    case "--jobs" -> new Options(parseInt(flag, value), o.concurrency, o.workMillis, o.maintenance,
+                            o.schema, o.url);
+                    case "--concurrency" -> new Options(o.jobs, parseInt(flag, value), o.workMillis, o.maintenance,
+                            o.schema, o.url);
+                    case "--work-ms" -> new Options(o.jobs, o.concurrency, parseInt(flag, value), o.maintenance,
+                            o.schema, o.url);
+                    case "--maintenance" -> new Options(o.jobs, o.concurrency, o.workMillis, parseOnOff(flag, value),
+                            o.schema, o.url);
                     default -> throw new IllegalArgumentException("unknown flag " + flag);
                 };
             }
@@ -116,7 +127,15 @@ public final class QuickStart {
 
         /** The same options against another database and schema (tests use this instead of the environment). */
         public Options on(String otherUrl, String otherSchema) {
-            return new Options(jobs, concurrency, workMillis, otherSchema, otherUrl);
+            return new Options(jobs, concurrency, workMillis, maintenance, otherSchema, otherUrl);
+        }
+
+        private static boolean parseOnOff(String flag, String value) {
+            return switch (value) {
+                case "on", "true" -> true;
+                case "off", "false" -> false;
+                default -> throw new IllegalArgumentException(flag + " needs on or off, got '" + value + "'");
+            };
         }
 
         private static int parseInt(String flag, String value) {
@@ -173,7 +192,7 @@ public final class QuickStart {
             options = Options.parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("quick start: " + e.getMessage());
-            System.err.println("usage: QuickStart [--jobs N] [--concurrency N] [--work-ms N]");
+            System.err.println("usage: QuickStart [--jobs N] [--concurrency N] [--work-ms N] [--maintenance on|off]");
             System.exit(2);
             return;
         }
@@ -199,18 +218,24 @@ public final class QuickStart {
      */
     public static Result run(Options options, PrintStream out) throws SQLException {
         out.printf(Locale.ROOT, "Riffle quick start: %,d jobs, subscriber concurrency %d%s%n", options.jobs(),
-                options.concurrency(), options.workMillis() == 0 ? "" : ", " + options.workMillis() + " ms work per job");
+                options.concurrency(),
+                options.workMillis() == 0 ? "" : ", " + options.workMillis() + " ms work per job");
         try (ExampleDatabase db = ExampleDatabase.open(options.url())) {
             out.println("database: " + db.description());
             db.dropSchemas(options.schema());
             out.println("schema " + options.schema() + ": dropped (if it existed) and recreated by migration, "
                     + "so this run starts clean");
+            out.println(options.maintenance()
+                    ? "maintenance: on (rotation may prune finished segments, so table counts can be below "
+                            + "what was written)"
+                    : "maintenance: off for this run, so the batch tables below keep every row the run wrote");
 
             RiffleConfig config = RiffleConfig.builder()
                     .url(db.url())
                     .schema(options.schema())
                     .migrate(true)
                     .applicationName("riffle-quickstart")
+                    .maintenance(MaintenanceConfig.builder().enabled(options.maintenance()).build())
                     .build();
             Riffle riffle = Objects.requireNonNull(Riffle.start(config).block(START_TIMEOUT), "engine");
             try {
@@ -228,7 +253,8 @@ public final class QuickStart {
         long enqueueStart = System.nanoTime();
         List<Long> ids = Flux.range(0, (jobs + ENQUEUE_BATCH - 1) / ENQUEUE_BATCH)
                 // One batch at a time: each is a single statement, and order keeps the ids readable.
-                .concatMap(b -> riffle.client().enqueueMany(batch(b * ENQUEUE_BATCH, Math.min(jobs, (b + 1) * ENQUEUE_BATCH))))
+                .concatMap(b -> riffle.client().enqueueMany(
+                        batch(b * ENQUEUE_BATCH, Math.min(jobs, (b + 1) * ENQUEUE_BATCH))))
                 .flatMapIterable(batchIds -> batchIds)
                 .collectList()
                 .block();
@@ -295,7 +321,7 @@ public final class QuickStart {
 
         Result result = new Result(ids.size(), completions.size(), notExactlyOnce, rejected.get(), drainFailure,
                 wallTime, claimBatches, closureBatches, completionBatches, stats, counts);
-        print(result, concurrency, out);
+        print(result, options, out);
         return result;
     }
 
@@ -320,20 +346,24 @@ public final class QuickStart {
         }
     }
 
-    private static void print(Result r, int concurrency, PrintStream out) {
-        out.printf(Locale.ROOT, "jobs completed: %,d of %,d (concurrency %d)%n", r.completed(), r.enqueued(), concurrency);
+    private static void print(Result r, Options options, PrintStream out) {
+        out.printf(Locale.ROOT, "jobs completed: %,d of %,d (concurrency %d)%n", r.completed(), r.enqueued(),
+                options.concurrency());
+        // With maintenance on, pruned rows are gone from the tables, so a per-row average would overstate batching.
+        boolean allRowsKept = !options.maintenance();
         out.printf(Locale.ROOT, "wall time: %s%n", seconds(r.wallTime()));
         out.printf(Locale.ROOT, "throughput: %,.0f jobs/s%n", r.jobsPerSecond());
         out.printf(Locale.ROOT, "claim batches written (lease_claim_batches rows): %d%s%n", r.claimBatches(),
-                perBatch(r.completed(), r.claimBatches()));
+                perBatch(allRowsKept, r.completed(), r.claimBatches()));
         out.printf(Locale.ROOT, "completion batches written (lease_claim_closure_batches rows): %d%s%n",
-                r.closureBatches(), perBatch(r.completed(), r.closureBatches()));
+                r.closureBatches(), perBatch(allRowsKept, r.completed(), r.closureBatches()));
         out.printf(Locale.ROOT, "completion history batches written (receipt_completion_batches rows): %d%s%n",
-                r.completionBatches(), perBatch(r.completed(), r.completionBatches()));
+                r.completionBatches(), perBatch(allRowsKept, r.completed(), r.completionBatches()));
         RiffleStats s = r.stats();
         out.printf(Locale.ROOT, "riffle.stats(): claimBatches=%d claimedJobs=%d emptyClaims=%d completionBatches=%d "
-                        + "completed=%d rejected=%d listening=%s%n", s.claimBatches(), s.claimedJobs(), s.emptyClaims(),
-                s.completionBatches(), s.completed(), s.rejected(), s.listening());
+                        + "completed=%d closed=%d rejected=%d inFlight=%d listening=%s leader=%s%n", s.claimBatches(),
+                s.claimedJobs(), s.emptyClaims(), s.completionBatches(), s.completed(), s.closed(), s.rejected(),
+                s.inFlight(), s.listening(), s.leader());
         QueueCounts c = r.counts();
         out.printf(Locale.ROOT, "riffle.counts(%s): available=%d inFlight=%d completed=%d scheduled=%d%n", c.queue(),
                 c.available(), c.inFlight(), c.completed(), c.scheduled());
@@ -348,8 +378,10 @@ public final class QuickStart {
                 : "FAILED: " + r.notExactlyOnce() + " job(s) were not completed exactly once");
     }
 
-    private static String perBatch(long jobs, long batches) {
-        return batches == 0 ? "" : String.format(Locale.ROOT, " (~%.0f jobs each)", (double) jobs / batches);
+    private static String perBatch(boolean allRowsKept, long jobs, long batches) {
+        return !allRowsKept || batches == 0
+                ? ""
+                : String.format(Locale.ROOT, " (~%.0f jobs each)", (double) jobs / batches);
     }
 
     private static String seconds(Duration d) {

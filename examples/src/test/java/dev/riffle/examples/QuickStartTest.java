@@ -34,7 +34,7 @@ class QuickStartTest {
         assertThat(result.notExactlyOnce()).isZero();
         assertThat(result.rejectedCompletions()).isZero();
         assertThat(text).contains("jobs completed: 500 of 500", "OK: every job was completed exactly once",
-                "schema " + SCHEMA + ": dropped");
+                "schema " + SCHEMA + ": dropped", "maintenance: off");
 
         long claimBatches = printedNumber(text, "claim batches written \\(lease_claim_batches rows\\)");
         long closureBatches = printedNumber(text, "completion batches written \\(lease_claim_closure_batches rows\\)");
@@ -57,6 +57,9 @@ class QuickStartTest {
         assertThat(defaults.jobs()).isEqualTo(10_000);
         assertThat(defaults.concurrency()).isEqualTo(64);
         assertThat(defaults.schema()).isEqualTo("riffle_quickstart");
+        assertThat(defaults.maintenance()).isFalse();
+        assertThat(QuickStart.Options.parse("--maintenance", "on").maintenance()).isTrue();
+        assertThatThrownBy(() -> QuickStart.Options.parse("--maintenance", "maybe")).hasMessageContaining("on or off");
 
         QuickStart.Options o = QuickStart.Options.parse("--jobs=1_000", "--concurrency", "8", "--work-ms", "2");
         assertThat(o.jobs()).isEqualTo(1000);

@@ -50,16 +50,23 @@ public final class OrderHandlers {
     /**
      * An order as {@code GET /orders/{id}} returns it.
      *
+     * <p>Riffle keeps terminal history only as long as the queue-ring segment it lives in: with the default
+     * maintenance settings a completed job leaves {@code terminal_jobs} some seconds after it finished. So the job's
+     * state here is what Riffle still knows, and {@code fulfilledAt} is the app's own lasting record of the work.
+     *
      * @param id order id
      * @param item what was ordered
      * @param quantity how many
      * @param createdAt when the order committed
+     * @param fulfilledAt when the worker fulfilled it, or {@code null} while it has not
      * @param jobId its fulfilment job
-     * @param jobState the job's terminal state ({@code completed}, ...) or {@code pending} while it has none
-     * @param jobCompleted whether the job finished successfully
+     * @param jobState the job's terminal state from {@code terminal_jobs} ({@code completed}, {@code failed},
+     *     ...); {@code pending} when there is none and the order is not fulfilled; {@code fulfilled} when there is
+     *     none but the order is (the completion is being written, or its history was already pruned)
+     * @param jobCompleted whether {@code terminal_jobs} shows the job completed
      */
-    public record OrderView(long id, String item, int quantity, OffsetDateTime createdAt, long jobId, String jobState,
-                            boolean jobCompleted) {}
+    public record OrderView(long id, String item, int quantity, OffsetDateTime createdAt,
+                            @Nullable OffsetDateTime fulfilledAt, long jobId, String jobState, boolean jobCompleted) {}
 
     /**
      * Raised inside the order transaction when the caller asked for a failure, after the job was enqueued, so the
@@ -90,6 +97,8 @@ public final class OrderHandlers {
     private final String selectOrder;
 
     /**
+     * Prepares the statements for the two schemas; nothing touches the database until a request arrives.
+     *
      * @param riffle the engine whose client enqueues the jobs
      * @param connections the app's own connections (not the engine's pool): the transaction is the app's
      * @param appSchema schema of the {@code orders} table
@@ -101,7 +110,7 @@ public final class OrderHandlers {
         String orders = "\"" + appSchema + "\".orders";
         this.insertOrder = "INSERT INTO " + orders + " (item, quantity) VALUES ($1, $2) RETURNING id";
         this.setJob = "UPDATE " + orders + " SET job_id = $1 WHERE id = $2";
-        this.selectOrder = "SELECT o.id, o.item, o.quantity, o.created_at, o.job_id,"
+        this.selectOrder = "SELECT o.id, o.item, o.quantity, o.created_at, o.fulfilled_at, o.job_id,"
                 + " (SELECT t.state::text FROM \"" + riffleSchema + "\".terminal_jobs t WHERE t.job_id = o.job_id"
                 + "  ORDER BY t.finalized_at DESC LIMIT 1) AS job_state"
                 + " FROM " + orders + " o WHERE o.id = $1";
@@ -119,7 +128,8 @@ public final class OrderHandlers {
     private Mono<ServerResponse> create(ServerRequest request) {
         boolean fail = request.queryParam("fail").map(Boolean::parseBoolean).orElse(false);
         return request.bodyToMono(OrderRequest.class)
-                .switchIfEmpty(Mono.error(() -> new BadRequest("a JSON body {\"item\": ..., \"quantity\": ...} is required")))
+                .switchIfEmpty(Mono.error(() ->
+                        new BadRequest("a JSON body {\"item\": ..., \"quantity\": ...} is required")))
                 .map(OrderHandlers::validated)
                 .flatMap(order -> placeOrder(order, fail))
                 .flatMap(placed -> ServerResponse.created(URI.create("/orders/" + placed.orderId()))
@@ -198,17 +208,20 @@ public final class OrderHandlers {
     }
 
     private static OrderView view(Readable row) {
-        String state = row.get("job_state", String.class);
+        String terminalState = row.get("job_state", String.class);
+        OffsetDateTime fulfilledAt = row.get("fulfilled_at", OffsetDateTime.class);
         Long jobId = row.get("job_id", Long.class);
+        String state = terminalState != null ? terminalState : fulfilledAt != null ? "fulfilled" : "pending";
         return new OrderView(
                 Objects.requireNonNull(row.get("id", Long.class)),
                 Objects.requireNonNull(row.get("item", String.class)),
                 Objects.requireNonNull(row.get("quantity", Integer.class)),
                 Objects.requireNonNull(row.get("created_at", OffsetDateTime.class)),
+                fulfilledAt,
                 // Committed orders always have a job: the link is written in the same transaction.
                 jobId == null ? 0 : jobId,
-                state == null ? "pending" : state,
-                "completed".equals(state));
+                state,
+                "completed".equals(terminalState));
     }
 
     private static OrderRequest validated(OrderRequest order) {

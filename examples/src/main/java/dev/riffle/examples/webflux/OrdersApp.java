@@ -9,6 +9,7 @@ import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import io.r2dbc.spi.ConnectionFactory;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -22,6 +23,7 @@ import org.springframework.http.server.reactive.HttpHandler;
 import org.springframework.http.server.reactive.ReactorHttpHandlerAdapter;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
@@ -38,7 +40,8 @@ import tools.jackson.databind.json.JsonMapper;
  *   <li>{@code GET /orders/{id}} returns the order and whether its job completed;</li>
  *   <li>{@code GET /jobs/counts} returns the queue's counts.</li>
  * </ul>
- * A worker subscription in the same process completes the jobs and logs them.
+ * A worker subscription in the same process fulfils the orders (marks them in the app's table), completes the jobs
+ * and logs them.
  *
  * <p>Run it with {@code mvn -pl examples exec:java -Dexec.mainClass=dev.riffle.examples.webflux.OrdersApp
  * -Dexec.args="--port 8080"}. The database is chosen as in the quick start ({@value ExampleDatabase#URL_ENV}, else
@@ -155,7 +158,7 @@ public final class OrdersApp implements AutoCloseable {
             resetAppSchema(db, settings);
             riffle = Objects.requireNonNull(Riffle.start(config).block(START_TIMEOUT), "engine");
             pool = appConnectionPool(db.url());
-            worker = startWorker(riffle);
+            worker = startWorker(riffle, pool, settings.appSchema());
 
             OrderHandlers handlers = new OrderHandlers(riffle, pool, settings.appSchema(), settings.riffleSchema());
             HttpHandler http = RouterFunctions.toHttpHandler(handlers.routes());
@@ -250,7 +253,8 @@ public final class OrdersApp implements AutoCloseable {
                     + " quantity int NOT NULL CHECK (quantity > 0),"
                     // Null only between the insert and the link, inside the order's transaction.
                     + " job_id bigint,"
-                    + " created_at timestamptz NOT NULL DEFAULT now())");
+                    + " created_at timestamptz NOT NULL DEFAULT now(),"
+                    + " fulfilled_at timestamptz)");
         }
     }
 
@@ -273,34 +277,67 @@ public final class OrdersApp implements AutoCloseable {
                 .build());
     }
 
-    /** Completes every order job as it arrives; a job that cannot be handled is logged and left open. */
-    private static Disposable startWorker(Riffle riffle) {
+    /**
+     * Fulfils and completes every order job as it arrives. Delivery is at least once, so fulfilment is idempotent:
+     * a second delivery of the same job finds the order already fulfilled and changes nothing.
+     */
+    private static Disposable startWorker(Riffle riffle, ConnectionFactory connections, String appSchema) {
         JsonMapper json = JsonMapper.builder().build();
+        String fulfil = "UPDATE \"" + appSchema + "\".orders SET fulfilled_at = coalesce(fulfilled_at, now())"
+                + " WHERE id = $1";
         return riffle.subscribe(OrderHandlers.QUEUE)
-                .flatMap(job -> fulfil(job, json)
-                        .flatMap(orderId -> job.complete().doOnSuccess(v -> log.info(
-                                "completed job {} for order {} (attempt {})", job.id(), orderId, job.attempt())))
-                        .onErrorResume(e -> {
-                            log.warn("job {} (attempt {}) not completed: {}", job.id(), job.attempt(), e.toString());
-                            return Mono.empty();
-                        }), WORKER_CONCURRENCY, 1)
+                .flatMap(job -> orderIdOf(job, json)
+                        .flatMap(orderId -> fulfil(connections, fulfil, orderId)
+                                .then(job.complete())
+                                .doOnSuccess(v -> log.info("completed job {} for order {} (attempt {})", job.id(),
+                                        orderId, job.attempt())))
+                        .onErrorResume(e -> outcomeOfFailure(job, e)
+                                .onErrorResume(recordFailure -> {
+                                    log.warn("job {}: could not record its outcome: {}", job.id(),
+                                            recordFailure.toString());
+                                    return Mono.empty();
+                                })), WORKER_CONCURRENCY, 1)
                 .subscribe(
                         done -> { },
                         error -> log.error("the order worker stopped", error),
                         () -> log.info("the order worker stopped (engine closed)"));
     }
 
-    /**
-     * Where real fulfilment (calling a warehouse, sending mail) would go, without blocking this thread. Emits the
-     * order id.
-     */
-    private static Mono<Long> fulfil(Job job, JsonMapper json) {
+    /** Bad arguments never get better, so they fail the job; anything else (the database, say) is retried. */
+    private static Mono<Void> outcomeOfFailure(Job job, Throwable error) {
+        if (error instanceof BadJob) {
+            log.warn("job {} failed for good: {}", job.id(), error.getMessage());
+            return job.fail(String.valueOf(error.getMessage()));
+        }
+        log.warn("job {} (attempt {}) will be retried: {}", job.id(), job.attempt(), error.toString());
+        return job.retry(error.toString());
+    }
+
+    /** The job's real work: mark the order fulfilled, on the app's own connections. */
+    private static Mono<Void> fulfil(ConnectionFactory connections, String sql, long orderId) {
+        return Mono.usingWhen(connections.create(),
+                c -> Flux.from(c.createStatement(sql).bind("$1", orderId).execute())
+                        .flatMap(result -> result.getRowsUpdated())
+                        .then(),
+                io.r2dbc.spi.Connection::close);
+    }
+
+    private static Mono<Long> orderIdOf(Job job, JsonMapper json) {
         return Mono.fromCallable(() -> {
             JsonNode orderId = json.readTree(job.argsJson()).path("orderId");
             if (!orderId.canConvertToLong()) {
-                throw new IllegalArgumentException("job " + job.id() + " has no orderId: " + job.argsJson());
+                throw new BadJob("job " + job.id() + " has no numeric orderId: " + job.argsJson());
             }
             return orderId.asLong();
         });
+    }
+
+    /** A job that can never succeed, so retrying it would only waste attempts. */
+    private static final class BadJob extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        BadJob(String message) {
+            super(message, null, false, false);
+        }
     }
 }
