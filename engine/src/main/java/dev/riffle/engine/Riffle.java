@@ -84,6 +84,7 @@ public final class Riffle implements Disposable {
         this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
         this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault());
         this.heartbeater = new Heartbeater(db, inFlight, config.maintenance().heartbeatInterval(), scheduler);
+        this.claimer.attach(heartbeater);
         this.admin = new RiffleAdmin(db);
         this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), this::stats);
     }

@@ -39,6 +39,17 @@ public final class RiffleAdmin {
                 });
     }
 
+    /**
+     * The latest progress checkpoint of a job: the running attempt's, or the one carried in its payload after a
+     * retry. Empty when none was recorded.
+     */
+    public Mono<java.util.Optional<String>> progress(long jobId) {
+        return db.query("progress", st -> st.bind("$1", jobId),
+                        row -> java.util.Optional.ofNullable(row.get("progress", String.class)))
+                .next()
+                .defaultIfEmpty(java.util.Optional.empty());
+    }
+
     /** Lists DLQ entries of a queue, by job id, after {@code afterJobId} (0 for the first page). */
     public Flux<DlqEntry> listDlq(String queue, long afterJobId, int limit) {
         Objects.requireNonNull(queue, "queue");

@@ -208,7 +208,7 @@ CREATE FUNCTION ${schema}.claim_ready(p_queues text[], p_deadline_secs int[], p_
 RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
                run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
                ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
-               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz)
+               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb)
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
@@ -328,7 +328,7 @@ BEGIN
 
     RETURN QUERY EXECUTE format($q$
     WITH sel AS MATERIALIZED (
-        SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at
+        SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at, r.payload
           FROM %1$s.%2$I r
          WHERE r.queue = $1 AND r.priority = $2 AND r.enqueue_shard = $3 AND r.lane_seq >= $4
            AND r.ready_generation = $5
@@ -365,7 +365,7 @@ BEGIN
         RETURNING batch_id
     )
     SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
-           i.max_attempts, i.lane_seq, $3, $7, $5, $8, cb.batch_id, i.idx, i.rid, $9, $10, i.created_at
+           i.max_attempts, i.lane_seq, $3, $7, $5, $8, cb.batch_id, i.idx, i.rid, $9, $10, i.created_at, i.payload
       FROM items i CROSS JOIN cb
      ORDER BY i.idx
     $q$, '${schema}', 'ready_entries_' || seg.ready_slot, 'ready_tombstones_' || seg.ready_slot,

@@ -15,6 +15,15 @@ LANGUAGE sql VOLATILE AS $$
     SELECT make_interval(secs => least(power(2, least(p_attempt, 30)) * (1 + random() * 0.25), 86400))
 $$;
 
+-- The payload with the attempt's last recorded progress (attempt_state.progress) merged in under "progress".
+CREATE FUNCTION ${schema}.with_progress(p_payload jsonb, p_job_id bigint, p_run_lease bigint) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN a.progress IS NULL THEN p_payload
+                ELSE jsonb_set(coalesce(p_payload, '{}'::jsonb), '{progress}', a.progress) END
+      FROM (SELECT (SELECT progress FROM ${schema}.attempt_state s
+                     WHERE s.job_id = p_job_id AND s.run_lease = p_run_lease) AS progress) a
+$$;
+
 -- Close open compact attempts with a non-success exit, as one statement (DESIGN.md §5.4):
 --   1. per-attempt advisory locks, sorted, in their own statement (the same keys completion takes);
 --   2. per claim slot, a fused statement (fresh snapshot) that validates each item against its claim batch,
@@ -78,8 +87,10 @@ BEGIN
                         WHEN ok.ex = 'cancel' THEN 'cancelled'
                         WHEN ok.dlq THEN 'dlq'
                         ELSE 'failed' END AS disp,
-                   CASE WHEN ok.err IS NULL THEN r.payload
-                        ELSE jsonb_set(coalesce(r.payload, '{}'::jsonb), '{errors}',
+                   -- Progress recorded by the attempt (attempt_state) rides along in the payload, so the next
+                   -- attempt can resume from its checkpoint.
+                   CASE WHEN ok.err IS NULL THEN ${schema}.with_progress(r.payload, ok.jid, ok.rl)
+                        ELSE jsonb_set(coalesce(${schema}.with_progress(r.payload, ok.jid, ok.rl), '{}'::jsonb), '{errors}',
                                (SELECT coalesce(jsonb_agg(e ORDER BY n), '[]'::jsonb)
                                   FROM (SELECT e, n FROM jsonb_array_elements(
                                                 coalesce(r.payload -> 'errors', '[]'::jsonb)

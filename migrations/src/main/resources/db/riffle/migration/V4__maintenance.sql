@@ -282,9 +282,10 @@ $$;
 
 -- Heartbeat evidence for long attempts (DESIGN.md §5.6): per-attempt locks first, then in a new statement upsert
 -- attempt_state only for attempts whose compact receipt is still open. One statement for all of a process's
--- long-running attempts; short jobs never get a row. Returns the attempts that were recorded.
+-- long-running attempts, carrying buffered progress where there is some (NULL keeps the stored progress); short
+-- jobs never get a row. Returns the attempts that were recorded.
 CREATE FUNCTION ${schema}.heartbeat(p_claim_slots int[], p_job_ids bigint[], p_run_leases bigint[],
-                                    p_receipt_ids bigint[])
+                                    p_receipt_ids bigint[], p_progress jsonb[])
 RETURNS TABLE (job_id bigint, run_lease bigint)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
@@ -297,16 +298,18 @@ BEGIN
     FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
         CONTINUE WHEN to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || v_slot)) IS NULL;
         RETURN QUERY EXECUTE format($q$
-            INSERT INTO %1$s.attempt_state AS a (job_id, run_lease, heartbeat_at, updated_at)
-            SELECT x.jid, x.rl, clock_timestamp(), clock_timestamp()
-              FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[]) AS x(cs, jid, rl, rid)
-             WHERE x.cs = $5
+            INSERT INTO %1$s.attempt_state AS a (job_id, run_lease, heartbeat_at, progress, updated_at)
+            SELECT x.jid, x.rl, clock_timestamp(), x.progress, clock_timestamp()
+              FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::jsonb[]) AS x(cs, jid, rl, rid, progress)
+             WHERE x.cs = $6
                AND NOT EXISTS (SELECT 1 FROM %1$s.%2$I c WHERE c.receipt_ranges @> x.rid)
                AND EXISTS (SELECT 1 FROM %1$s.%3$I b WHERE b.receipt_ranges @> x.rid)
-            ON CONFLICT (job_id, run_lease) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, updated_at = excluded.updated_at
+            ON CONFLICT (job_id, run_lease) DO UPDATE
+               SET heartbeat_at = excluded.heartbeat_at, updated_at = excluded.updated_at,
+                   progress = coalesce(excluded.progress, a.progress)
             RETURNING a.job_id, a.run_lease
             $q$, '${schema}', 'lease_claim_closure_batches_' || v_slot, 'lease_claim_batches_' || v_slot)
-           USING p_claim_slots, p_job_ids, p_run_leases, p_receipt_ids, v_slot;
+           USING p_claim_slots, p_job_ids, p_run_leases, p_receipt_ids, p_progress, v_slot;
     END LOOP;
 END
 $$;

@@ -37,6 +37,23 @@ public interface Job {
     /** The job's arguments as JSON object text. */
     String argsJson();
 
+    /**
+     * The job's payload as JSON object text, or null: engine-owned history such as {@code errors} (last 10) and the
+     * previous attempt's {@code progress} checkpoint.
+     */
+    @org.jspecify.annotations.Nullable String payloadJson();
+
+    /** Records a progress checkpoint in memory; it is written with the next heartbeat. Never blocks. */
+    void progress(JobProgress progress);
+
+    /** Records a progress checkpoint; see {@link #progress(JobProgress)}. */
+    default void progress(int percent, String message) {
+        progress(new JobProgress(percent, message, null));
+    }
+
+    /** Writes buffered progress (and heartbeat evidence) now. Cold. */
+    Mono<Void> flushProgress();
+
     /** When the job was enqueued (database clock). */
     Instant createdAt();
 

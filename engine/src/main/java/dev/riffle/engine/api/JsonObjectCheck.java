@@ -7,20 +7,26 @@ package dev.riffle.engine.api;
  */
 final class JsonObjectCheck {
     private final String s;
+    private final String field;
     private int i;
     private int depth;
 
     private static final int MAX_DEPTH = 512;
 
-    private JsonObjectCheck(String s) {
+    private JsonObjectCheck(String s, String field) {
         this.s = s;
+        this.field = field;
     }
 
     static void requireObject(String text) {
-        JsonObjectCheck c = new JsonObjectCheck(text);
+        requireObject(text, "args");
+    }
+
+    static void requireObject(String text, String field) {
+        JsonObjectCheck c = new JsonObjectCheck(text, field);
         c.ws();
         if (c.i >= text.length() || text.charAt(c.i) != '{') {
-            throw new InvalidJobException("args", "must be a JSON object (starting with '{')");
+            throw new InvalidJobException(field, "must be a JSON object (starting with '{')");
         }
         c.value();
         c.ws();
@@ -30,7 +36,7 @@ final class JsonObjectCheck {
     }
 
     private void fail(String what) {
-        throw new InvalidJobException("args", "invalid JSON at offset " + i + ": " + what);
+        throw new InvalidJobException(field, "invalid JSON at offset " + i + ": " + what);
     }
 
     private void ws() {

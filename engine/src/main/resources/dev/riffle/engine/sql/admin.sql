@@ -66,3 +66,10 @@ SELECT job_id FROM ${schema}.dlq_entries
 
 -- name: dlq_purge
 DELETE FROM ${schema}.dlq_entries WHERE job_id = ANY ($1::bigint[]) RETURNING job_id
+
+-- name: progress
+SELECT coalesce(
+         (SELECT a.progress::text FROM ${schema}.attempt_state a WHERE a.job_id = $1 ORDER BY a.run_lease DESC LIMIT 1),
+         (SELECT (d.payload -> 'progress')::text FROM ${schema}.deferred_jobs d WHERE d.job_id = $1),
+         (SELECT (r.payload -> 'progress')::text FROM ${schema}.ready_entries r WHERE r.job_id = $1
+           ORDER BY r.ready_generation DESC, r.lane_seq DESC LIMIT 1)) AS progress

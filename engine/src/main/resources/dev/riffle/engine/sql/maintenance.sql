@@ -36,7 +36,7 @@ SELECT job_id, run_lease, disposition FROM ${schema}.rescue_stale($1::double pre
 SELECT job_id, run_lease, disposition FROM ${schema}.rescue_deadlines($1::int, $2::int, $3::boolean)
 
 -- name: heartbeat
-SELECT job_id, run_lease FROM ${schema}.heartbeat($1::int[], $2::bigint[], $3::bigint[], $4::bigint[])
+SELECT job_id, run_lease FROM ${schema}.heartbeat($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::jsonb[])
 
 -- name: upgrade_guard
 SELECT ${schema}.upgrade_guard() AS legacy_rows

@@ -28,6 +28,10 @@ public final class ClaimedJob implements Job {
     private final Receipt receipt;
     private final CompletionBatcher completer;
     private final boolean dlq;
+    private final @Nullable String payloadJson;
+    private final java.util.concurrent.atomic.AtomicReference<@Nullable String> pendingProgress =
+            new java.util.concurrent.atomic.AtomicReference<>();
+    private volatile @Nullable Heartbeater heartbeater;
     private final reactor.core.publisher.Sinks.Empty<Void> cancelled = reactor.core.publisher.Sinks.empty();
     private volatile boolean cancelledFlag;
     // Local monotonic delivery time: heartbeat age is judged with this process's clock, never against the DB's.
@@ -39,7 +43,7 @@ public final class ClaimedJob implements Job {
     /** Creates the attempt. */
     public ClaimedJob(long id, long runLease, int attempt, int maxAttempts, String kind, String queue, int priority,
                       String argsJson, Instant createdAt, Instant claimedAt, @Nullable Instant deadlineAt,
-                      Receipt receipt, CompletionBatcher completer, boolean dlq) {
+                      Receipt receipt, CompletionBatcher completer, boolean dlq, @Nullable String payloadJson) {
         this.id = id;
         this.runLease = runLease;
         this.attempt = attempt;
@@ -54,6 +58,42 @@ public final class ClaimedJob implements Job {
         this.receipt = receipt;
         this.completer = completer;
         this.dlq = dlq;
+        this.payloadJson = payloadJson;
+    }
+
+    @Override
+    public @Nullable String payloadJson() {
+        return payloadJson;
+    }
+
+    @Override
+    public void progress(dev.riffle.engine.api.JobProgress progress) {
+        pendingProgress.set(progress.toJson());
+    }
+
+    @Override
+    public Mono<Void> flushProgress() {
+        Heartbeater h = heartbeater;
+        return h == null ? Mono.empty() : h.beat(java.util.List.of(this)).then();
+    }
+
+    /** Takes the buffered progress for a heartbeat write (null when nothing new). */
+    @Nullable String takeProgress() {
+        return pendingProgress.getAndSet(null);
+    }
+
+    /** Puts progress back when its write failed, unless newer progress arrived meanwhile. */
+    void restoreProgress(String json) {
+        pendingProgress.compareAndSet(null, json);
+    }
+
+    /** Whether progress is waiting to be written. */
+    boolean hasPendingProgress() {
+        return pendingProgress.get() != null;
+    }
+
+    void attach(Heartbeater heartbeater) {
+        this.heartbeater = heartbeater;
     }
 
     @Override public long id() { return id; }

@@ -97,8 +97,23 @@ public final class Claimer {
                 row.get("priority", Integer.class), args == null ? "{}" : args.asString(),
                 row.get("created_at", OffsetDateTime.class).toInstant(),
                 row.get("claimed_at", OffsetDateTime.class).toInstant(),
-                deadline == null ? null : deadline.toInstant(), receipt, completer, dlqPolicy.test(queue));
+                deadline == null ? null : deadline.toInstant(), receipt, completer, dlqPolicy.test(queue),
+                payloadText(row.get("payload", Json.class)));
+        if (heartbeater != null) {
+            job.attach(heartbeater);
+        }
         return new Row(status, job, shard, laneSeq);
+    }
+
+    private static String payloadText(Json json) {
+        return json == null ? null : json.asString();
+    }
+
+    private volatile Heartbeater heartbeater;
+
+    /** Lets delivered jobs flush progress on demand. */
+    public void attach(Heartbeater heartbeater) {
+        this.heartbeater = heartbeater;
     }
 
     /** Claim statements that claimed something (each wrote one claim batch row). */

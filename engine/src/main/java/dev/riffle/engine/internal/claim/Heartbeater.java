@@ -44,13 +44,21 @@ public final class Heartbeater {
                 .subscribe(n -> {}, e -> log.warn("heartbeat failed; retrying next interval: {}", e.toString()));
     }
 
-    /** Records evidence for attempts older than the interval; emits how many were recorded. */
+    /** Records evidence for attempts older than the interval (or with progress to write); emits how many. */
     public Mono<Integer> beatOnce() {
-        List<ClaimedJob> jobs = inFlight.heldLongerThan(interval);
+        return beat(inFlight.heldLongerThan(interval));
+    }
+
+    /** Records evidence and buffered progress for these attempts in one statement; emits how many were recorded. */
+    public Mono<Integer> beat(List<ClaimedJob> jobs) {
         if (jobs.isEmpty()) {
             return Mono.just(0);
         }
         int n = jobs.size();
+        String[] progress = new String[n];
+        for (int i = 0; i < n; i++) {
+            progress[i] = jobs.get(i).takeProgress();
+        }
         Integer[] slots = new Integer[n];
         Long[] ids = new Long[n];
         Long[] leases = new Long[n];
@@ -62,11 +70,19 @@ public final class Heartbeater {
             leases[i] = r.runLease();
             receipts[i] = r.receiptId();
         }
-        return db.query("heartbeat", st -> st.bind("$1", slots).bind("$2", ids).bind("$3", leases).bind("$4", receipts),
+        return db.query("heartbeat", st -> st.bind("$1", slots).bind("$2", ids).bind("$3", leases).bind("$4", receipts)
+                                .bind("$5", progress),
                         row -> 1)
                 .count()
                 .map(Long::intValue)
-                .doOnNext(c -> beats.addAndGet(c));
+                .doOnNext(c -> beats.addAndGet(c))
+                .doOnError(e -> {
+                    for (int i = 0; i < n; i++) {
+                        if (progress[i] != null) {
+                            jobs.get(i).restoreProgress(progress[i]);
+                        }
+                    }
+                });
     }
 
     /** Heartbeat rows written since start. */

@@ -43,12 +43,12 @@ public final class InFlight {
         }
     }
 
-    /** Attempts received at least {@code age} ago and still held (heartbeat candidates). */
+    /** Attempts received at least {@code age} ago, or with progress to write, and still held (heartbeat candidates). */
     public java.util.List<ClaimedJob> heldLongerThan(java.time.Duration age) {
         long threshold = System.nanoTime() - age.toNanos();
         java.util.List<ClaimedJob> out = new java.util.ArrayList<>();
         for (ClaimedJob j : jobs.values()) {
-            if (j.deliveredNanos() - threshold <= 0) {
+            if (j.deliveredNanos() - threshold <= 0 || j.hasPendingProgress()) {
                 out.add(j);
             }
         }
