@@ -116,8 +116,10 @@ public final class Riffle implements Disposable {
                     .initialSize(Math.min(2, config.poolSize()))
                     .maxSize(config.poolSize())
                     .maxIdleTime(Duration.ofMinutes(10))
-                    .maxAcquireTime(Duration.ofSeconds(30))
-                    .acquireRetry(0)
+                    .maxAcquireTime(Duration.ofSeconds(10))
+                    // A pooled connection whose backend died fails validation on acquire; retrying the acquire
+                    // hands out a fresh one instead of failing the caller.
+                    .acquireRetry(3)
                     .build());
             Db startDb = new Db(pool, sql);
             return migrate

@@ -14,13 +14,15 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Smoke test of the child-worker tooling: a {@link ChaosWorkerMain} in its own JVM drains a queue through the
  * real engine, reports what it claimed on stdout, and dies for real on SIGKILL, taking its database sessions with
  * it.
  *
- * <p>Design of the kill -9 rescue tests that build on this (S02/S03, to be added with rescue): the parent starts a
+ * <p>Design of the kill -9 rescue tests that build on this (S02/S03; variant (a) now exists as
+ * {@code CrashRescueIT}): the parent starts a
  * child with {@code --role hang --concurrency 32} and waits, on durable state, until the child holds 32 open
  * attempts ({@link CompletionOracle#check} lists them as {@code openAttempts}, and the child printed 32
  * {@code CLAIMED} lines with their run leases). It then {@link ChildJvm#kill()}s the child and starts a surviving
@@ -31,6 +33,8 @@ import org.junit.jupiter.api.Test;
  * {@code (jobId, runLease)} is rejected as stale. Variant (b) kills a {@code complete} child while its completion
  * flush is parked on a fault hook, so the completions exist only in the dead process.
  */
+// Every wait inside is bounded; this only guards against a hang in code the test does not control.
+@Timeout(120)
 @RiffleTest
 class ChildJvmIT {
 
@@ -43,7 +47,7 @@ class ChildJvmIT {
         Riffle producer = Fixtures.start(db.url(), db.schema(), app + "-producer", b -> {});
         try (ChildJvm child = ChildJvm.launch(ChaosWorkerMain.class, List.of(
                 "--url", Fixtures.urlArgument(db.url()), "--schema", db.schema(), "--queue", QUEUE,
-                "--role", "complete", "--concurrency", "8", "--app-name", app))) {
+                "--role", "complete", "--concurrency", "8", "--app-name", app, "--maintenance", "false"))) {
             child.awaitLine("READY"::equals, Fixtures.TIMEOUT);
             long ready = System.nanoTime();
 

@@ -1,6 +1,7 @@
 package dev.riffle.engine.fault;
 
 import dev.riffle.engine.DatabaseUrl;
+import dev.riffle.engine.MaintenanceConfig;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.RiffleConfig;
 import dev.riffle.engine.api.NewJob;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -31,9 +33,17 @@ final class Fixtures {
         return "riffle-" + test + "-" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 41), 36);
     }
 
+    /**
+     * Starts an engine. Ring rotation is slowed to once an hour: prune truncates terminal history and closure
+     * batches a few seconds after a slot wraps, and the oracle needs them; ring faults have scenarios of their own.
+     * Staleness is pushed beyond any test's length so that an attempt left open by a fault shows up in the oracle
+     * as open instead of being rescued behind the test's back; rescue scenarios set their own.
+     */
     static Riffle start(DatabaseUrl url, String schema, String appName, Consumer<RiffleConfig.Builder> tweak) {
         RiffleConfig.Builder b = RiffleConfig.builder().url(url).schema(schema).migrate(false).poolSize(6)
-                .applicationName(appName);
+                .applicationName(appName)
+                .maintenance(MaintenanceConfig.builder().rotationInterval(Duration.ofHours(1))
+                        .staleAfter(Duration.ofMinutes(10)).build());
         tweak.accept(b);
         return Riffle.start(b.build()).block(TIMEOUT);
     }
@@ -66,6 +76,26 @@ final class Fixtures {
             ids.addAll(riffle.client().enqueueMany(jobs(queue, from, Math.min(1000, n - from))).block(TIMEOUT));
         }
         return ids;
+    }
+
+    /**
+     * Enqueues {@code n} jobs in one call, retrying a failed call up to five times; returns the acknowledged ids and
+     * adds the number of failed calls to {@code failures}. After a fault the pool can hand out dead connections, and
+     * a producer that cares retries; a failed call may still have committed, which oracles based on the database's
+     * committed set absorb.
+     */
+    static List<Long> enqueueRetrying(Riffle riffle, String queue, int n, AtomicInteger failures) {
+        RuntimeException last = null;
+        for (int attempt = 0; attempt < 5; attempt++) {
+            try {
+                return riffle.client().enqueueMany(jobs(queue, 0, n)).block(TIMEOUT);
+            } catch (RuntimeException e) {
+                last = e;
+                failures.incrementAndGet();
+                sleep(100);
+            }
+        }
+        throw last;
     }
 
     /** The URL as text a child process can parse, including the password when there is one. */

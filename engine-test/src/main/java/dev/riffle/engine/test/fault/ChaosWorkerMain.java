@@ -1,6 +1,7 @@
 package dev.riffle.engine.test.fault;
 
 import dev.riffle.engine.DatabaseUrl;
+import dev.riffle.engine.MaintenanceConfig;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.RiffleConfig;
 import dev.riffle.engine.api.Job;
@@ -32,7 +33,9 @@ import reactor.core.publisher.Mono;
  * </ul>
  *
  * <p>Arguments: {@code --url <r2dbc or jdbc url> --schema <schema> --queue <queue> --role hang|complete
- * [--concurrency N] [--app-name <application_name prefix>] [--pool-size N] [--stdin-watch true|false]}.
+ * [--concurrency N] [--app-name <application_name prefix>] [--pool-size N] [--maintenance true|false]
+ * [--stdin-watch true|false]}. {@code --maintenance false} keeps the process from ever becoming the maintenance
+ * leader (rotation, prune, rescue), so a kill only takes workers down.
  *
  * <p>Protocol on stdout, one event per line, flushed per line: {@code READY} once subscribed;
  * {@code CLAIMED <jobId> <runLease>} per job received; {@code COMPLETED <jobId> <runLease> <outcome>} (role
@@ -58,7 +61,7 @@ public final class ChaosWorkerMain {
     enum Role { HANG, COMPLETE }
 
     record Options(DatabaseUrl url, String schema, String queue, Role role, int concurrency, String appName,
-                   int poolSize, boolean stdinWatch) {
+                   int poolSize, boolean maintenance, boolean stdinWatch) {
 
         static Options parse(String[] args) {
             Map<String, String> m = new LinkedHashMap<>();
@@ -90,13 +93,15 @@ public final class ChaosWorkerMain {
             }
             String appName = m.getOrDefault("app-name", "riffle-chaos-" + ProcessHandle.current().pid());
             int poolSize = Integer.parseInt(m.getOrDefault("pool-size", "4"));
+            boolean maintenance = Boolean.parseBoolean(m.getOrDefault("maintenance", "true"));
             boolean stdinWatch = Boolean.parseBoolean(m.getOrDefault("stdin-watch", "true"));
             m.keySet().removeAll(java.util.List.of("url", "schema", "queue", "role", "concurrency", "app-name",
-                    "pool-size", "stdin-watch"));
+                    "pool-size", "maintenance", "stdin-watch"));
             if (!m.isEmpty()) {
                 throw new IllegalArgumentException("unknown options " + m.keySet());
             }
-            return new Options(DatabaseUrl.parse(url), schema, queue, role, concurrency, appName, poolSize, stdinWatch);
+            return new Options(DatabaseUrl.parse(url), schema, queue, role, concurrency, appName, poolSize, maintenance,
+                    stdinWatch);
         }
 
         private static String require(Map<String, String> m, String key) {
@@ -115,14 +120,16 @@ public final class ChaosWorkerMain {
             options = Options.parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("usage: ChaosWorkerMain --url <url> --schema <schema> --queue <queue> --role hang|complete "
-                    + "[--concurrency N] [--app-name name] [--pool-size N] [--stdin-watch true|false]\n" + e.getMessage());
+                    + "[--concurrency N] [--app-name name] [--pool-size N] [--maintenance true|false] [--stdin-watch true|false]\n"
+                    + e.getMessage());
             System.exit(EXIT_USAGE);
             return;
         }
         Printer out = new Printer(System.out);
         try {
             run(options, out);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
+            // A linkage error (a jar replaced under a running build) must still end in an ERROR line, not a silent exit.
             out.line("ERROR " + oneLine(e));
             out.flushAndStop(Duration.ofSeconds(2));
             System.exit(EXIT_FAILED);
@@ -134,7 +141,8 @@ public final class ChaosWorkerMain {
             watchStdin(System.in, out);
         }
         Riffle riffle = Riffle.start(RiffleConfig.builder().url(o.url()).schema(o.schema()).migrate(false)
-                        .applicationName(o.appName()).poolSize(o.poolSize()).build())
+                        .applicationName(o.appName()).poolSize(o.poolSize())
+                        .maintenance(MaintenanceConfig.builder().enabled(o.maintenance()).build()).build())
                 .block(Duration.ofSeconds(60));
         CountDownLatch done = new CountDownLatch(1);
         AtomicBoolean failed = new AtomicBoolean();

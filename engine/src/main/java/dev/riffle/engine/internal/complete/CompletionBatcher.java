@@ -153,7 +153,9 @@ public final class CompletionBatcher {
                             }
                         }, row -> row.get("status", String.class))
                         .collectList())
-                .retryWhen(Retry.backoff(3, Duration.ofMillis(50)).filter(Db::isTransient)
+                // Long enough to ride out a server restart (seconds); a retried flush whose first try committed
+                // finds its attempts closed, which is mapped to success below.
+                .retryWhen(Retry.backoff(12, Duration.ofMillis(50)).maxBackoff(Duration.ofSeconds(3)).filter(Db::isTransient)
                         .doBeforeRetry(s -> {
                             retried[0] = true;
                             log.warn("{} flush of {} failed transiently, retrying: {}", statement, n, s.failure().toString());

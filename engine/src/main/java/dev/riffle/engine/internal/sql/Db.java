@@ -59,14 +59,22 @@ public final class Db {
         return null;
     }
 
-    /** True for errors worth retrying: connection loss, serialization failure, deadlock, lock timeout. */
+    /**
+     * True for errors worth retrying: connection loss (including a pooled connection that failed validation on
+     * acquire, when nothing was sent yet), serialization failure, deadlock, lock timeout, server starting up.
+     */
     public static boolean isTransient(Throwable t) {
         String state = sqlState(t);
         if (state == null) {
             for (Throwable x = t; x != null; x = x.getCause()) {
+                String message = String.valueOf(x.getMessage());
                 if (x instanceof io.r2dbc.spi.R2dbcTransientException
                         || x instanceof java.io.IOException
-                        || x.getClass().getName().endsWith("PostgresConnectionClosedException")) {
+                        || x instanceof io.r2dbc.spi.R2dbcTimeoutException
+                        || message.contains("Connection validation failed")
+                        || message.contains("Cannot connect")
+                        || x.getClass().getName().endsWith("PostgresConnectionClosedException")
+                        || x.getClass().getName().endsWith("PoolAcquireTimeoutException")) {
                     return true;
                 }
             }

@@ -1,0 +1,200 @@
+package dev.riffle.engine.outcomes;
+
+import static dev.riffle.engine.outcomes.OutcomeKit.TIMEOUT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.riffle.engine.Riffle;
+import dev.riffle.engine.RiffleConfig;
+import dev.riffle.engine.api.InvalidJobException;
+import dev.riffle.engine.api.NewJob;
+import dev.riffle.engine.test.RiffleTest;
+import dev.riffle.engine.test.TestDatabase;
+import dev.riffle.engine.test.TestDatabase.TestDatabaseException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Every invalid input is refused at the API edge with a typed error naming the field, and nothing is written; the
+ * database's CHECK constraints refuse the same values when a writer bypasses the API.
+ */
+@RiffleTest
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ValidationIT {
+
+    private static final int MAX_ARGS = 64;
+    private static final List<String> WRITTEN_TABLES = List.of("ready_entries", "deferred_jobs", "ready_segments",
+            "queue_claim_heads", "queue_enqueue_heads", "done_entries");
+
+    private Riffle riffle;
+    private Probe db;
+
+    @BeforeAll
+    void start(TestDatabase database) {
+        db = Probe.open(database);
+        riffle = OutcomeKit.start(db, b -> b.maxArgsBytes(MAX_ARGS));
+    }
+
+    @AfterAll
+    void stop() {
+        OutcomeKit.close(riffle);
+        db.close();
+    }
+
+    /** Row counts of every table an enqueue writes, in one round trip. */
+    private Map<String, Object> counts() {
+        StringBuilder sql = new StringBuilder("SELECT 1 AS one");
+        for (String t : WRITTEN_TABLES) {
+            sql.append(", (SELECT count(*) FROM ").append(t).append(") AS ").append(t);
+        }
+        return OutcomeKit.row(db, sql.toString());
+    }
+
+    /** Builds the input and enqueues it, so a refusal at either stage counts, and checks nothing was written. */
+    private void assertRefused(String field, Supplier<List<NewJob>> input) {
+        Map<String, Object> before = counts();
+        assertThatThrownBy(() -> riffle.client().enqueueMany(input.get()).block(TIMEOUT))
+                .isInstanceOfSatisfying(InvalidJobException.class, e -> {
+                    assertThat(e.field()).isEqualTo(field);
+                    assertThat(e.getMessage()).startsWith(field + ":");
+                });
+        assertThat(counts()).as("row counts after a refused %s", field).isEqualTo(before);
+    }
+
+    private void assertRefusedJob(String field, Supplier<NewJob.Builder> job) {
+        assertRefused(field, () -> List.of(job.get().build()));
+    }
+
+    private static NewJob.Builder valid() {
+        return NewJob.builder("valid.kind").queue("valid-queue");
+    }
+
+    @Test
+    void badQueueNamesAreRefused() {
+        for (String bad : List.of("", "q".repeat(129), "has space", "a/b", "-leading", "\u00fcn\u00efcode", "semi;colon")) {
+            assertRefusedJob("queue", () -> valid().queue(bad));
+        }
+        assertRefusedJob("queue", () -> valid().queue(null));
+    }
+
+    @Test
+    void badKindsAreRefused() {
+        for (String bad : List.of("", "k".repeat(129), "bad kind", "a/b", ".leading")) {
+            assertRefusedJob("kind", () -> NewJob.builder(bad).queue("valid-queue"));
+        }
+    }
+
+    @Test
+    void argsMustBeOneValidJsonObject() {
+        for (String bad : List.of("[]", "\"x\"", "42", "null", "{\"a\":}", "{\"a\":1", "{\"a\":1} {}", "{a:1}", "")) {
+            assertRefusedJob("args", () -> valid().args(bad));
+        }
+        assertRefusedJob("args", () -> valid().args(null));
+    }
+
+    @Test
+    void argsOverTheConfiguredSizeAreRefusedAndTheLimitItselfIsAccepted() {
+        String prefix = "{\"s\":\"";
+        String suffix = "\"}";
+        int fill = MAX_ARGS - prefix.length() - suffix.length();
+        assertRefusedJob("args", () -> valid().queue("size-limit").args(prefix + "x".repeat(fill + 1) + suffix));
+        // Bytes, not characters: 22 euro signs are 66 UTF-8 bytes in 22 UTF-16 units.
+        assertRefusedJob("args", () -> valid().queue("size-limit").args("{\"s\":\"" + "\u20ac".repeat(22) + "\"}"));
+
+        String atLimit = prefix + "x".repeat(fill) + suffix;
+        assertThat(atLimit.getBytes(StandardCharsets.UTF_8)).hasSize(MAX_ARGS);
+        long id = OutcomeKit.enqueue(riffle, valid().queue("size-limit").args(atLimit).build());
+        assertThat(db.queryLong("SELECT count(*) FROM ready_entries WHERE job_id = ? AND args = ?::jsonb", id, atLimit)).isEqualTo(1);
+    }
+
+    @Test
+    void argsThatJsonbCannotStoreAreRefusedAsInvalidArgs() {
+        // Both are valid JSON, so only the database can refuse them: a NUL character (SQLSTATE 22P05) and a number
+        // beyond the range of numeric (22003). The caller must still get the typed error, not a driver exception.
+        assertRefusedJob("args", () -> valid().args("{\"a\":\"\\u0000\"}"));
+        assertRefusedJob("args", () -> valid().args("{\"a\":1e1000000}"));
+    }
+
+    @Test
+    void outOfRangeNumbersAndTimesAreRefused() {
+        assertRefusedJob("priority", () -> valid().priority(0));
+        assertRefusedJob("priority", () -> valid().priority(5));
+        assertRefusedJob("maxAttempts", () -> valid().maxAttempts(0));
+        assertRefusedJob("maxAttempts", () -> valid().maxAttempts(1001));
+        assertRefusedJob("runAt", () -> valid().runAt(Instant.parse("1999-12-31T23:59:59Z")));
+        assertRefusedJob("runAt", () -> valid().runAt(Instant.parse("2300-01-01T00:00:00Z")));
+    }
+
+    @Test
+    void batchSizeIsBounded() {
+        assertRefused("jobs", List::of);
+        assertRefused("jobs", () -> {
+            List<NewJob> many = new ArrayList<>();
+            NewJob one = valid().queue("batch-limit").build();
+            for (int i = 0; i < 10_001; i++) {
+                many.add(one);
+            }
+            return many;
+        });
+        // One bad job refuses the whole batch: the valid ones before it are not written either.
+        assertRefused("args", () -> {
+            String big = "{\"s\":\"" + "x".repeat(MAX_ARGS) + "\"}";
+            return List.of(valid().queue("batch-limit").build(), NewJob.builder("valid.kind").queue("batch-limit").args(big).build());
+        });
+    }
+
+    @Test
+    void theLongestValidNamesAreAcceptedByTheApiAndTheDatabaseAlike() {
+        String queue = "q".repeat(NewJob.MAX_NAME_LENGTH);
+        String kind = "k" + "_.:-".repeat(31) + "abc";
+        assertThat(kind).hasSize(NewJob.MAX_NAME_LENGTH);
+        long now = OutcomeKit.enqueue(riffle, NewJob.builder(kind).queue(queue).priority(1).maxAttempts(1000).build());
+        long later = OutcomeKit.enqueue(riffle, NewJob.builder(kind).queue(queue).priority(4).maxAttempts(1)
+                .runAt(Instant.parse("2199-12-31T00:00:00Z")).build());
+        assertThat(db.queryLong("SELECT count(*) FROM ready_entries WHERE job_id = ? AND queue = ? AND kind = ?", now, queue, kind)).isEqualTo(1);
+        assertThat(db.queryLong("SELECT count(*) FROM deferred_jobs WHERE job_id = ? AND queue = ?", later, queue)).isEqualTo(1);
+    }
+
+    @Test
+    void databaseChecksRefuseWhatTheApiRefuses() {
+        String ready = "INSERT INTO ready_entries (ready_slot, ready_generation, job_id, kind, queue, args, priority, "
+                + "max_attempts, lane_seq, run_at, created_at) VALUES (0, 0, -1, ?, ?, ?::jsonb, ?, ?, -1, now(), now())";
+        assertCheckViolation("ready_entries_queue_name", ready, "k", "bad queue", "{}", 2, 1);
+        assertCheckViolation("ready_entries_queue_name", ready, "k", "", "{}", 2, 1);
+        assertCheckViolation("ready_entries_queue_name", ready, "k", "q".repeat(129), "{}", 2, 1);
+        assertCheckViolation("ready_entries_kind_name", ready, "a/b", "q", "{}", 2, 1);
+        assertCheckViolation("ready_entries_priority_check", ready, "k", "q", "{}", 5, 1);
+        assertCheckViolation("ready_entries_max_attempts_check", ready, "k", "q", "{}", 2, 1001);
+        assertCheckViolation("ready_entries_args_check", ready, "k", "q", "[]", 2, 1);
+
+        String deferred = "INSERT INTO deferred_jobs (job_id, kind, queue, args, state, priority, max_attempts, run_at, "
+                + "created_at) VALUES (-1, ?, ?, '{}', 'scheduled', 2, 1, now(), now())";
+        assertCheckViolation("deferred_jobs_queue_name", deferred, "k", "bad/queue");
+        assertCheckViolation("deferred_jobs_kind_name", deferred, "bad kind", "q");
+    }
+
+    private void assertCheckViolation(String constraint, String sql, Object... params) {
+        assertThatThrownBy(() -> db.database().execute(sql, params))
+                .isInstanceOfSatisfying(TestDatabaseException.class, e -> {
+                    assertThat(e.sqlState()).isEqualTo("23514");
+                    assertThat(e.getMessage()).contains(constraint);
+                });
+    }
+
+    @Test
+    void schemaNamesAreValidatedBeforeAnythingConnects() {
+        for (String bad : List.of("Bad-Name", "UPPER", "1starts_with_digit", "semi;colon", "quo\"te", "", "x".repeat(64))) {
+            assertThatThrownBy(() -> RiffleConfig.builder().url(db.url()).schema(bad).build())
+                    .as("schema %s", bad).isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(RiffleConfig.builder().url(db.url()).schema("_ok_schema_9").build().schema()).isEqualTo("_ok_schema_9");
+    }
+}
