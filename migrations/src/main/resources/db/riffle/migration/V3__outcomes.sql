@@ -8,6 +8,14 @@ ALTER TABLE ${schema}.ready_entries
 ALTER TABLE ${schema}.deferred_jobs
     ADD CONSTRAINT deferred_jobs_queue_name CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'),
     ADD CONSTRAINT deferred_jobs_kind_name CHECK (kind ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$');
+-- The engine's args limit is configurable (default 256 KiB, at most 64 MiB): the database backs the ceiling.
+-- pg_column_size reads the stored size, so the check costs no re-serialization. run_at bounds mirror NewJob.
+ALTER TABLE ${schema}.ready_entries
+    ADD CONSTRAINT ready_entries_args_size CHECK (pg_column_size(args) <= 67108864),
+    ADD CONSTRAINT ready_entries_run_at CHECK (run_at >= '2000-01-01' AND run_at < '2200-01-01');
+ALTER TABLE ${schema}.deferred_jobs
+    ADD CONSTRAINT deferred_jobs_args_size CHECK (pg_column_size(args) <= 67108864),
+    ADD CONSTRAINT deferred_jobs_run_at CHECK (run_at >= '2000-01-01' AND run_at < '2200-01-01');
 
 -- Backoff for a retry after consuming attempt n (1-based): 2^n s plus up to 25 % jitter, capped at 24 h.
 CREATE FUNCTION ${schema}.retry_backoff(p_attempt int) RETURNS interval
@@ -242,7 +250,10 @@ $$;
 --   2. scheduled/retryable: delete the deferred row and record a wide 'cancelled' terminal row in the current slot;
 --   3. running: find the newest open receipt, then close it through close_compact (per-attempt lock first, checks
 --      after), and NOTIFY the cancel channel so the local subscriber can stop its handler.
--- Returns 'available', 'scheduled', 'running' or 'not_found' (already terminal, or unknown).
+-- Returns 'available', 'scheduled', 'running' or 'not_found' (already terminal, or unknown). A job can move
+-- between branches while this runs (promotion commits, or a running attempt's retry wins the attempt lock), so
+-- when every branch comes up empty the branches are tried again, a bounded number of times, each with fresh
+-- snapshots.
 CREATE FUNCTION ${schema}.cancel_job(p_job_id bigint) RETURNS text
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -252,7 +263,9 @@ DECLARE
     v_cur bigint;
     v_gen bigint;
     v_slot int;
+    v_try int;
 BEGIN
+  FOR v_try IN 1 .. 3 LOOP
     -- 1. available
     SELECT re.ready_slot, re.ready_generation, re.queue, re.priority, re.enqueue_shard, re.lane_seq, re.kind,
            re.attempt, re.run_lease, h.seq_name
@@ -325,6 +338,7 @@ BEGIN
             RETURN 'running';
         END IF;
     END IF;
+  END LOOP;
     RETURN 'not_found';
 END
 $$;

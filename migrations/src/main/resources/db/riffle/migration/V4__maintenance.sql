@@ -1,6 +1,6 @@
 -- Maintenance (DESIGN.md §6): ring rotation and prune, stale and deadline rescue, heartbeat evidence and the
 -- destructive-upgrade guard. Every function is safe when two leaders overlap: rotation and prune serialize on a
--- per-ring advisory lock, rescue on the slot's cursor row (SKIP LOCKED) and on per-attempt try-locks.
+-- per-ring advisory lock, rescue on the slot's cursor row and on per-attempt try-locks.
 -- Lock order everywhere: ring advisory lock -> ring slot row -> child ACCESS EXCLUSIVE (DESIGN.md §7).
 
 -- The families (partitioned tables) of each ring.
@@ -315,7 +315,7 @@ END
 $$;
 
 -- Stale rescue (DESIGN.md §6.4.1), one pass over the claim slots, oldest first. Per slot: take the cursor row
--- (SKIP LOCKED: an overlapping leader's pass owns it), read a window of claims older than the cutoff after the
+-- (an overlapping leader's pass then runs after this one, with fresh snapshots), read a window of claims older than the cutoff after the
 -- cursor (wrapping), find the open ones without fresh heartbeat evidence, try-lock them (a completion in flight
 -- wins: skip, do not wait), close them through close_compact in a NEW statement (fresh snapshot after the locks),
 -- and advance the cursor over the longest prefix that is closed, alive, or closed now; the first stale claim that
@@ -349,8 +349,9 @@ BEGIN
     FOR k IN REVERSE least(c.generation + 1, n) - 1 .. 0 LOOP
         EXIT WHEN v_budget <= 0;
         v_slot := ((c.slot - k) % n + n) % n;
-        SELECT * INTO cur FROM ${schema}.claim_ring_slots s WHERE s.slot = v_slot FOR UPDATE SKIP LOCKED;
-        CONTINUE WHEN NOT FOUND;
+        -- Wait for the cursor row rather than skip it: its other holders (prune, an overlapping leader's rescue)
+        -- hold it only briefly, and skipping would let a busy prune starve rescue of the slot prune waits for.
+        SELECT * INTO cur FROM ${schema}.claim_ring_slots s WHERE s.slot = v_slot FOR UPDATE;
 
         -- The window, annotated: closed (any closure evidence), stale (no heartbeat newer than the cutoff).
         EXECUTE format($q$
@@ -486,8 +487,9 @@ BEGIN
     FOR k IN REVERSE least(c.generation + 1, n) - 1 .. 0 LOOP
         EXIT WHEN v_budget <= 0;
         v_slot := ((c.slot - k) % n + n) % n;
-        SELECT * INTO cur FROM ${schema}.claim_ring_slots s WHERE s.slot = v_slot FOR UPDATE SKIP LOCKED;
-        CONTINUE WHEN NOT FOUND;
+        -- Wait for the cursor row rather than skip it: its other holders (prune, an overlapping leader's rescue)
+        -- hold it only briefly, and skipping would let a busy prune starve rescue of the slot prune waits for.
+        SELECT * INTO cur FROM ${schema}.claim_ring_slots s WHERE s.slot = v_slot FOR UPDATE;
         v_stuck := false;
         v_adv_at := NULL;
         FOR b IN EXECUTE format($q$

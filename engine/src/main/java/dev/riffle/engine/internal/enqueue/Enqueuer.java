@@ -98,7 +98,13 @@ public final class Enqueuer implements JobClient {
                         .bind("$5", maxAttempts).bind("$6", runAts),
                 row -> row.get("job_id", Long.class))
                 .collectList()
-                .onErrorMap(e -> "22P02".equals(Db.sqlState(e)) || "23514".equals(Db.sqlState(e)),
-                        e -> new InvalidJobException("args", "rejected by the database: " + e.getMessage(), e));
+                // Class 22 (data exception: bad JSON text, \u0000, numeric overflow) and CHECK violations are the
+                // input's fault; say so with the typed error. Nothing was written: the statement failed whole.
+                .onErrorMap(e -> {
+                            String state = Db.sqlState(e);
+                            return state != null && (state.startsWith("22") || state.equals("23514"));
+                        },
+                        e -> new InvalidJobException("23514".equals(Db.sqlState(e)) ? "jobs" : "args",
+                                "rejected by the database: " + e.getMessage(), e));
     }
 }
