@@ -12,6 +12,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT hashtextextended('${schema_name}.attempt:' || p_job_id || ':' || p_run_lease, 0)
 $$;
 
+-- Takes the per-attempt advisory xact locks of a set of attempts, deduplicated and in key order (so two callers
+-- locking overlapping sets cannot deadlock). Callers check and write in a LATER statement, which then sees every
+-- competing holder's commit (DESIGN.md preface item 6).
+CREATE FUNCTION ${schema}.lock_attempts(p_job_ids bigint[], p_run_leases bigint[]) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(k)
+       FROM (SELECT DISTINCT ${schema}.attempt_lock_key(x.j, x.r) AS k
+               FROM unnest(p_job_ids, p_run_leases) AS x(j, r)
+              ORDER BY 1) keys;
+END
+$$;
+
 -- Next value a lane sequence would hand out, without consuming it. Sequences here are never set with
 -- is_called = false except back to 1, so a NULL last value means "next is 1".
 CREATE FUNCTION ${schema}.seq_next(p_seq text) RETURNS bigint
@@ -423,10 +436,7 @@ DECLARE
     v_valid boolean;
     v_closed boolean;
 BEGIN
-    PERFORM pg_advisory_xact_lock(k)
-       FROM (SELECT DISTINCT ${schema}.attempt_lock_key(x.j, x.r) AS k
-               FROM unnest(p_job_ids, p_run_leases) AS x(j, r)
-              ORDER BY 1) keys;
+    PERFORM ${schema}.lock_attempts(p_job_ids, p_run_leases);
 
     FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
         -- A slot number that names no partition can only come from a forged receipt: its items are stale.

@@ -61,10 +61,7 @@ DECLARE
     v_part  record;
     v_back  record;
 BEGIN
-    PERFORM pg_advisory_xact_lock(k)
-       FROM (SELECT DISTINCT ${schema}.attempt_lock_key(x.j, x.r) AS k
-               FROM unnest(p_job_ids, p_run_leases) AS x(j, r)
-              ORDER BY 1) keys;
+    PERFORM ${schema}.lock_attempts(p_job_ids, p_run_leases);
 
     FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
         WITH f AS (
