@@ -118,23 +118,26 @@ BEGIN
     IF EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.ready_slot = p_slot AND l.ready_generation = p_gen) THEN
         RETURN 'active_leases';
     END IF;
+    -- Per lane: read the cursor once, then probe the lane's rows at or past it through the primary key. This runs
+    -- again while prune holds ACCESS EXCLUSIVE on the slot, so it must stay an index probe per lane, not a scan.
     EXECUTE format($q$
         SELECT EXISTS (
             SELECT 1
-              FROM %1$s.%2$I r
-              JOIN %1$s.queue_claim_heads h
-                ON h.queue = r.queue AND h.priority = r.priority AND h.enqueue_shard = r.enqueue_shard
-             WHERE r.ready_generation = $1
-               AND r.lane_seq >= %1$s.seq_next(h.seq_name)
-               AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
-                                WHERE t.ready_generation = r.ready_generation AND t.queue = r.queue
-                                  AND t.priority = r.priority AND t.enqueue_shard = r.enqueue_shard
-                                  AND t.lane_seq = r.lane_seq)
-               AND NOT EXISTS (SELECT 1 FROM %1$s.%4$I e
-                                WHERE e.ready_generation = r.ready_generation AND e.queue = r.queue
-                                  AND e.priority = r.priority AND e.enqueue_shard = r.enqueue_shard
-                                  AND e.first_lane_seq <= r.lane_seq AND e.next_lane_seq > r.lane_seq
-                                  AND e.lane_ranges @> r.lane_seq))
+              FROM %1$s.queue_claim_heads h
+             CROSS JOIN LATERAL (SELECT %1$s.seq_next(h.seq_name) AS cur) c
+             WHERE EXISTS (
+                   SELECT 1 FROM %1$s.%2$I r
+                    WHERE r.queue = h.queue AND r.priority = h.priority AND r.enqueue_shard = h.enqueue_shard
+                      AND r.lane_seq >= c.cur AND r.ready_generation = $1
+                      AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
+                                       WHERE t.ready_generation = r.ready_generation AND t.queue = r.queue
+                                         AND t.priority = r.priority AND t.enqueue_shard = r.enqueue_shard
+                                         AND t.lane_seq = r.lane_seq)
+                      AND NOT EXISTS (SELECT 1 FROM %1$s.%4$I e
+                                       WHERE e.ready_generation = r.ready_generation AND e.queue = r.queue
+                                         AND e.priority = r.priority AND e.enqueue_shard = r.enqueue_shard
+                                         AND e.first_lane_seq <= r.lane_seq AND e.next_lane_seq > r.lane_seq
+                                         AND e.lane_ranges @> r.lane_seq)))
         $q$, '${schema}', 'ready_entries_' || p_slot, 'ready_tombstones_' || p_slot,
              'ready_claim_attempt_batches_' || p_slot)
        INTO b USING p_gen;

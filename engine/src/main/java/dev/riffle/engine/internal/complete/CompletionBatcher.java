@@ -12,9 +12,6 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
@@ -45,25 +42,29 @@ public final class CompletionBatcher {
 
     private final Db db;
     private final InFlight inFlight;
+    private final int batchSize;
+    private final Duration window;
+    private final int flushConcurrency;
+    private final Scheduler timer;
     private final AtomicLong flushes = new AtomicLong();
     private final AtomicLong completed = new AtomicLong();
     private final AtomicLong closed = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
-    private final Disposable pipeline;
+    private final java.util.concurrent.ConcurrentLinkedQueue<Pending> pending = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicInteger flushing = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicBoolean timerArmed = new java.util.concurrent.atomic.AtomicBoolean();
     private final Sinks.Empty<Void> terminated = Sinks.empty();
-    private volatile FluxSink<Pending> input;
     private volatile boolean shutdown;
 
-    /** Starts the batching pipeline. */
+    /** Creates the batcher. */
     public CompletionBatcher(Db db, InFlight inFlight, int batchSize, Duration window, int flushConcurrency, Scheduler timer) {
         this.db = db;
         this.inFlight = inFlight;
-        // Flux.create's sink is serialized, so handlers on any thread may submit concurrently.
-        this.pipeline = Flux.<Pending>create(s -> input = s, FluxSink.OverflowStrategy.BUFFER)
-                .bufferTimeout(batchSize, window, timer, true)
-                .flatMap(this::flush, flushConcurrency, 1)
-                .doFinally(s -> terminated.tryEmitEmpty())
-                .subscribe(v -> {}, e -> log.error("completion pipeline terminated", e));
+        this.batchSize = batchSize;
+        this.window = window;
+        this.flushConcurrency = flushConcurrency;
+        this.timer = timer;
     }
 
     /** Records {@code outcome} for the attempt; cold. */
@@ -85,8 +86,59 @@ public final class CompletionBatcher {
                 sink.error(new RiffleShutdownException("engine is closed; outcome of job " + receipt.jobId() + " not sent"));
                 return;
             }
-            input.next(new Pending(receipt, outcome, dlq, sink));
+            pending.add(new Pending(receipt, outcome, dlq, sink));
+            int n = pendingCount.incrementAndGet();
+            if (n >= batchSize) {
+                pump(true);
+            } else if (timerArmed.compareAndSet(false, true)) {
+                // The first pending item starts the window; a full batch or the window, whichever comes first. The
+                // task is not kept in a swap: replacing a handle could cancel a newer timer armed by another thread
+                // and strand its items; a stray pump after close is harmless.
+                timer.schedule(() -> {
+                    timerArmed.set(false);
+                    pump(true);
+                }, window.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+            }
         }).doFinally(s -> inFlight.remove(receipt.jobId(), receipt.runLease()));
+    }
+
+    /**
+     * Starts flushes while there is work and a free flush slot. {@code windowDue} means the window of the oldest
+     * pending item has passed, so a partial batch may go; otherwise only full batches go (their completion
+     * re-pumps, so items that arrived meanwhile are never stranded).
+     */
+    private void pump(boolean windowDue) {
+        while (true) {
+            int n = pendingCount.get();
+            if (n == 0 || (!windowDue && n < batchSize)) {
+                return;
+            }
+            int slots = flushing.get();
+            if (slots >= flushConcurrency) {
+                return; // a finishing flush pumps again
+            }
+            if (!flushing.compareAndSet(slots, slots + 1)) {
+                continue;
+            }
+            List<Pending> batch = new ArrayList<>(Math.min(n, batchSize));
+            Pending p;
+            while (batch.size() < batchSize && (p = pending.poll()) != null) {
+                batch.add(p);
+            }
+            pendingCount.addAndGet(-batch.size());
+            if (batch.isEmpty()) {
+                flushing.decrementAndGet();
+                return;
+            }
+            flush(batch).doFinally(s -> {
+                flushing.decrementAndGet();
+                // Whatever queued up while this flush ran has waited at least as long as the flush: send it.
+                pump(true);
+                if (shutdown && pendingCount.get() == 0 && flushing.get() == 0) {
+                    terminated.tryEmitEmpty();
+                }
+            }).subscribe(v -> {}, e -> log.error("completion flush failed unexpectedly", e));
+        }
     }
 
     private Mono<Void> flush(List<Pending> batch) {
@@ -206,18 +258,18 @@ public final class CompletionBatcher {
         return rejected.get();
     }
 
-    /** Stops accepting outcomes; completes once the buffered ones are flushed. */
+    /** Stops accepting outcomes (releases still go out); completes once the buffered ones are flushed. */
     public Mono<Void> close() {
         shutdown = true;
-        FluxSink<Pending> s = input;
-        if (s != null) {
-            s.complete();
+        pump(true);
+        if (pendingCount.get() == 0 && flushing.get() == 0) {
+            terminated.tryEmitEmpty();
         }
         return terminated.asMono();
     }
 
-    /** Tears the pipeline down without waiting. */
+    /** Stops accepting outcomes without waiting for buffered ones. */
     public void dispose() {
-        pipeline.dispose();
+        shutdown = true;
     }
 }
