@@ -183,7 +183,7 @@ END
 $$;
 
 -- Prune the next slot of a ring: the slot rotation needs next, which on a wrapped ring is the oldest sealed one
--- (DESIGN.md §6.8-§6.11). Shape: ring advisory lock -> slot row FOR UPDATE -> proofs -> bounded ACCESS EXCLUSIVE
+-- (DESIGN.md §6.8-§6.11). Shape: ring advisory lock -> ring state and slot rows FOR UPDATE -> proofs -> bounded ACCESS EXCLUSIVE
 -- -> not-current re-check and proofs again (new statements see what committed while we waited) -> TRUNCATE.
 -- Returns 'pruned' | 'noop' | 'blocked' | 'skipped_<reason>' (open_claims, pending_ready, unclosed_claims,
 -- active_leases, lease_active, current).
@@ -209,6 +209,7 @@ BEGIN
     IF NOT ${schema}.ring_slot_busy(p_ring, v_slot) THEN
         RETURN 'noop';
     END IF;
+    EXECUTE format('SELECT 1 FROM %s.%I FOR UPDATE', '${schema}', p_ring || '_ring_state');
     EXECUTE format('SELECT 1 FROM %s.%I WHERE slot = $1 FOR UPDATE', '${schema}', v_slots_table) USING v_slot;
 
     v_reason := CASE p_ring
