@@ -4,13 +4,10 @@ import dev.riffle.engine.DatabaseUrl;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.UserPrincipal;
-import java.nio.file.attribute.UserPrincipalNotFoundException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -79,7 +76,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         try {
             return startZonky();
         } catch (RuntimeException zonkyFailure) {
-            if (!isRoot()) {
+            if (!PostgresInstall.isRoot()) {
                 throw new IllegalStateException("embedded PostgreSQL (zonky) failed to start: " + zonkyFailure.getMessage(),
                         zonkyFailure);
             }
@@ -127,14 +124,14 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
      *     includes their output)
      */
     public static EmbeddedPostgresServer startWithRunuser() {
-        if (!isRoot()) {
+        if (!PostgresInstall.isRoot()) {
             throw new IllegalStateException("the runuser fallback needs root; this process runs as "
                     + System.getProperty("user.name"));
         }
         Path bin = findPostgresBin().orElseThrow(() -> new IllegalStateException(
                 "no PostgreSQL binaries found under /usr/lib/postgresql/*/bin or "
                         + Path.of(System.getProperty("java.io.tmpdir"), "embedded-pg") + "/PG-*/bin"));
-        String osUser = userExists("postgres") ? "postgres" : "nobody";
+        String osUser = PostgresInstall.userExists("postgres") ? "postgres" : "nobody";
         long t0 = System.nanoTime();
         Path dir;
         try {
@@ -153,7 +150,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             // A free port can be taken between probing and binding, so retry a couple of times on a new one.
             IllegalStateException lastFailure = null;
             for (int attempt = 0; attempt < 3; attempt++) {
-                int port = freePort();
+                int port = PostgresInstall.freePort();
                 String serverOptions = "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c fsync=off";
                 try {
                     run(List.of("runuser", "-u", osUser, "--", bin.resolve("pg_ctl").toString(), "-D", data.toString(),
@@ -230,67 +227,13 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         }
     }
 
-    /** True when this process runs as uid 0. */
-    static boolean isRoot() {
-        try {
-            Object uid = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-            return uid instanceof Integer i && i == 0;
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            return "root".equals(System.getProperty("user.name"));
-        }
-    }
-
     /** The newest packaged PostgreSQL bin directory, else zonky's extracted one. */
     static Optional<Path> findPostgresBin() {
-        Optional<Path> packaged = newestBin(Path.of("/usr/lib/postgresql"), "");
+        Optional<Path> packaged = PostgresInstall.newestPackagedBin();
         if (packaged.isPresent()) {
             return packaged;
         }
-        return newestBin(Path.of(System.getProperty("java.io.tmpdir"), "embedded-pg"), "PG-");
-    }
-
-    private static Optional<Path> newestBin(Path root, String prefix) {
-        if (!Files.isDirectory(root)) {
-            return Optional.empty();
-        }
-        try (Stream<Path> children = Files.list(root)) {
-            return children
-                    .filter(p -> p.getFileName().toString().startsWith(prefix))
-                    .map(p -> p.resolve("bin"))
-                    .filter(b -> Files.isExecutable(b.resolve("initdb")) && Files.isExecutable(b.resolve("pg_ctl")))
-                    // Packaged majors are numeric directory names; compare numerically so 9 sorts below 15.
-                    .max(Comparator.comparingInt((Path b) -> majorOf(b.getParent().getFileName().toString()))
-                            .thenComparing(Path::toString));
-        } catch (IOException e) {
-            return Optional.empty();
-        }
-    }
-
-    private static int majorOf(String name) {
-        try {
-            return Integer.parseInt(name);
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
-
-    private static boolean userExists(String name) {
-        try {
-            Path.of("/").getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(name);
-            return true;
-        } catch (UserPrincipalNotFoundException e) {
-            return false;
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot find a free port", e);
-        }
+        return PostgresInstall.newestBin(Path.of(System.getProperty("java.io.tmpdir"), "embedded-pg"), "PG-");
     }
 
     /** Runs a command to completion; on failure the exception carries its output and the server log's tail. */

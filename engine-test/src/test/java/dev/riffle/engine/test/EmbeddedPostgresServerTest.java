@@ -33,7 +33,7 @@ class EmbeddedPostgresServerTest {
     @Test
     void runuserFallbackWorksAsRoot() throws Exception {
         // Exercised directly because on a machine where zonky works the fallback would otherwise never run.
-        assumeTrue(EmbeddedPostgresServer.isRoot(), "the runuser fallback is root-only");
+        assumeTrue(PostgresInstall.isRoot(), "the runuser fallback is root-only");
         assumeTrue(EmbeddedPostgresServer.findPostgresBin().isPresent(), "no PostgreSQL binaries installed");
 
         try (EmbeddedPostgresServer server = EmbeddedPostgresServer.startWithRunuser()) {

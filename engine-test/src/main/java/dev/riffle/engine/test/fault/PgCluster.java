@@ -1,24 +1,21 @@
 package dev.riffle.engine.test.fault;
 
+import dev.riffle.engine.test.PostgresInstall;
 import dev.riffle.engine.DatabaseUrl;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.UserPrincipal;
-import java.nio.file.attribute.UserPrincipalNotFoundException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -168,7 +165,7 @@ public final class PgCluster implements AutoCloseable, BeforeAllCallback, AfterA
     /** The major version of the binaries in use, from their directory name (e.g. 15), or -1 if not numeric. */
     public synchronized int majorVersion() {
         Path b = bin != null ? bin : findBin();
-        return majorOf(b.getParent().getFileName().toString());
+        return PostgresInstall.majorOf(b.getParent().getFileName().toString());
     }
 
     /** The server log (stderr of the postmaster), for asserting on {@code FATAL} or SQLSTATEs. */
@@ -262,7 +259,7 @@ public final class PgCluster implements AutoCloseable, BeforeAllCallback, AfterA
 
     private void init() {
         bin = findBin();
-        osUser = isRoot() ? unprivilegedUser() : null;
+        osUser = PostgresInstall.isRoot() ? unprivilegedUser() : null;
         try {
             dir = Files.createTempDirectory("riffle-pgcluster-");
             if (osUser != null) {
@@ -289,7 +286,7 @@ public final class PgCluster implements AutoCloseable, BeforeAllCallback, AfterA
         // Another process can take a probed port before the server binds it; a new port fixes that.
         RuntimeException last = null;
         for (int attempt = 0; attempt < 3; attempt++) {
-            port = freePort();
+            port = PostgresInstall.freePort();
             writeConfig();
             try {
                 pgCtl("start", "-w", "-t", PG_CTL_WAIT_SECONDS, "-l", logFile().toString());
@@ -409,62 +406,18 @@ public final class PgCluster implements AutoCloseable, BeforeAllCallback, AfterA
             }
             throw new IllegalStateException("RIFFLE_PG_BIN=" + override + " has no executable initdb and pg_ctl");
         }
-        return newestPackagedBin().orElseThrow(() -> new IllegalStateException(
+        return PostgresInstall.newestPackagedBin().orElseThrow(() -> new IllegalStateException(
                 "no PostgreSQL binaries under /usr/lib/postgresql/<major>/bin (install postgresql-<major>, "
                         + "or point RIFFLE_PG_BIN at a bin directory)"));
     }
 
-    private static Optional<Path> newestPackagedBin() {
-        Path root = Path.of("/usr/lib/postgresql");
-        if (!Files.isDirectory(root)) {
-            return Optional.empty();
-        }
-        try (Stream<Path> majors = Files.list(root)) {
-            return majors.filter(p -> majorOf(p.getFileName().toString()) > 0)
-                    .map(p -> p.resolve("bin"))
-                    .filter(b -> Files.isExecutable(b.resolve("initdb")) && Files.isExecutable(b.resolve("pg_ctl")))
-                    .max(Comparator.comparingInt(b -> majorOf(b.getParent().getFileName().toString())));
-        } catch (IOException e) {
-            return Optional.empty();
-        }
-    }
-
-    private static int majorOf(String name) {
-        try {
-            return Integer.parseInt(name);
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
-
-    static boolean isRoot() {
-        try {
-            return Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            return "root".equals(System.getProperty("user.name"));
-        }
-    }
-
     private static String unprivilegedUser() {
         for (String candidate : List.of("postgres", "nobody")) {
-            try {
-                Path.of("/").getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(candidate);
+            if (PostgresInstall.userExists(candidate)) {
                 return candidate;
-            } catch (UserPrincipalNotFoundException e) {
-                // try the next one
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
             }
         }
         throw new IllegalStateException("running as root, but there is neither a 'postgres' nor a 'nobody' user to run PostgreSQL as");
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot find a free port", e);
-        }
     }
 
     private static void deleteRecursively(@Nullable Path root) {
