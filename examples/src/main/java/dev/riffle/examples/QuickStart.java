@@ -98,18 +98,9 @@ public final class QuickStart {
          */
         public static Options parse(String... args) {
             Options o = defaults();
-            for (int i = 0; i < args.length; i++) {
-                String flag = args[i];
-                String value;
-                int eq = flag.indexOf('=');
-                if (eq > 0) {
-                    value = flag.substring(eq + 1);
-                    flag = flag.substring(0, eq);
-                } else if (i + 1 < args.length) {
-                    value = args[++i];
-                } else {
-                    throw new IllegalArgumentException(flag + " needs a value");
-                }
+            for (Flags.Flag f : Flags.parse(args)) {
+                String flag = f.name();
+                String value = f.value();
                 o = switch (flag) {
                     case "--jobs" -> new Options(parseInt(flag, value), o.concurrency, o.workMillis, o.maintenance,
                             o.schema, o.url);

@@ -95,18 +95,9 @@ public final class OrdersApp implements AutoCloseable {
          */
         public static Settings parse(String... args) {
             Settings s = defaults();
-            for (int i = 0; i < args.length; i++) {
-                String flag = args[i];
-                String value;
-                int eq = flag.indexOf('=');
-                if (eq > 0) {
-                    value = flag.substring(eq + 1);
-                    flag = flag.substring(0, eq);
-                } else if (i + 1 < args.length) {
-                    value = args[++i];
-                } else {
-                    throw new IllegalArgumentException(flag + " needs a value");
-                }
+            for (dev.riffle.examples.Flags.Flag f : dev.riffle.examples.Flags.parse(args)) {
+                String flag = f.name();
+                String value = f.value();
                 if (!flag.equals("--port")) {
                     throw new IllegalArgumentException("unknown flag " + flag);
                 }
