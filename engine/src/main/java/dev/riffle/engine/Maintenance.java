@@ -59,7 +59,7 @@ public final class Maintenance {
                         leadership::isLeader, m::tick));
             }
             loops.add(MaintenanceLoop.start("rescue", config.rescueInterval(), config.scheduler(), leadership::isLeader,
-                    () -> rescuer.rescueStale().then(rescuer.rescueDeadlines())));
+                    () -> rescuer.rescueLeases().then(rescuer.rescueStale()).then(rescuer.rescueDeadlines())));
             loops.add(MaintenanceLoop.start("dlq-retention", config.dlqCleanupInterval(), config.scheduler(),
                     leadership::isLeader, dlqRetention::runOnce));
         }
@@ -118,6 +118,24 @@ public final class Maintenance {
     /** One deadline-rescue pass. */
     public Mono<List<RescuedAttempt>> rescueDeadlinesNow() {
         return rescuer.rescueDeadlines();
+    }
+
+    /**
+     * One lease-side rescue pass with the configured staleness: materialized attempts whose heartbeat evidence is
+     * stale, and parked attempts whose callback timed out.
+     */
+    public Mono<List<RescuedAttempt>> rescueLeasesNow() {
+        return rescuer.rescueLeases();
+    }
+
+    /** One lease-side rescue pass with an explicit staleness (database clock). */
+    public Mono<List<RescuedAttempt>> rescueLeasesNow(Duration staleAfter) {
+        return rescuer.rescueLeases(staleAfter);
+    }
+
+    /** Attempts closed by lease-side rescue (stale leases, callback timeouts) in this process since start. */
+    public long leaseRescued() {
+        return rescuer.leaseRescued();
     }
 
     /** Attempts closed by stale rescue in this process since start. */

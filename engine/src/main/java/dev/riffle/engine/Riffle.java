@@ -17,6 +17,7 @@ import dev.riffle.engine.internal.claim.Heartbeater;
 import dev.riffle.engine.internal.claim.InFlight;
 import dev.riffle.engine.internal.complete.CompletionBatcher;
 import dev.riffle.engine.internal.enqueue.Enqueuer;
+import dev.riffle.engine.internal.lease.Callbacks;
 import dev.riffle.engine.internal.metrics.RiffleMetrics;
 import dev.riffle.engine.internal.notify.WakeupListener;
 import dev.riffle.engine.internal.sql.Db;
@@ -69,6 +70,7 @@ public final class Riffle implements Disposable {
     private final RiffleAdmin admin;
     private final Disposable cancelSignals;
     private final Heartbeater heartbeater;
+    private final Callbacks callbacks;
 
     private Riffle(RiffleConfig config, ConnectionPool pool, PostgresqlConnectionFactory direct, SqlCatalog sql) {
         this.config = config;
@@ -80,7 +82,11 @@ public final class Riffle implements Disposable {
                 config.completionFlushConcurrency(), scheduler);
         this.advancer = new CursorAdvancer(db, config.cursorAdvanceDelay(), scheduler);
         this.claimer = new Claimer(db, advancer, completer, inFlight, config::dlqFor);
-        this.listener = new WakeupListener(direct, config.schema() + ".ready", config.schema() + ".cancel");
+        this.listener = new WakeupListener(direct, config.schema() + ".ready", config.schema() + ".cancel",
+                config.schema() + ".callback");
+        this.callbacks = new Callbacks(db, listener.callbacks(), config.safetyPollInterval(), scheduler,
+                config.maxArgsBytes());
+        this.claimer.attach(callbacks);
         this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
         this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault());
         this.heartbeater = new Heartbeater(db, inFlight, config.maintenance().heartbeatInterval(), scheduler);
@@ -174,6 +180,18 @@ public final class Riffle implements Disposable {
         return config;
     }
 
+    /**
+     * Resolves an external-wait callback ({@link Job#registerCallback(Duration)}) registered by any engine on this
+     * schema: the parked handler wakes with {@code payloadJson} (a JSON object). Cold. At most one resolution is
+     * accepted: errors with {@link dev.riffle.engine.api.CallbackRejectedException} ({@code ALREADY_RESOLVED} or
+     * {@code NOT_FOUND}, which includes a callback that timed out) and with
+     * {@link dev.riffle.engine.api.InvalidJobException} for a payload that is not a JSON object within
+     * {@link RiffleConfig#maxArgsBytes()}; nothing is written then.
+     */
+    public Mono<Void> resumeExternal(java.util.UUID callbackId, String payloadJson) {
+        return callbacks.resume(callbackId, payloadJson);
+    }
+
     /** The enqueue client. */
     public JobClient client() {
         return enqueuer;
@@ -191,11 +209,13 @@ public final class Riffle implements Disposable {
         Set<String> distinct = new LinkedHashSet<>(Arrays.asList(queues));
         String[] qs = distinct.toArray(String[]::new);
         Integer[] deadlines = new Integer[qs.length];
+        Boolean[] materialize = new Boolean[qs.length];
         for (int i = 0; i < qs.length; i++) {
             QueueConfig qc = config.queue(qs[i]);
             deadlines[i] = (int) qc.deadline().toSeconds();
+            materialize[i] = qc.materialize();
         }
-        ClaimLoop.Settings settings = new ClaimLoop.Settings(qs, deadlines, config.maxClaimBatch(),
+        ClaimLoop.Settings settings = new ClaimLoop.Settings(qs, deadlines, materialize, config.maxClaimBatch(),
                 config.pollInterval(), config.safetyPollInterval(), config.busyRetryDelay(), config.claimLinger());
         return Flux.defer(() -> closed.get()
                 ? Flux.error(new RiffleShutdownException("engine is closed"))

@@ -22,7 +22,8 @@ import org.jspecify.annotations.Nullable;
  * @param completionWindow how long the first pending completion waits for company
  * @param completionFlushConcurrency completion flushes in flight at once
  * @param pollInterval how often an idle subscription with demand polls while LISTEN is down
- * @param safetyPollInterval how often it polls while LISTEN is up (a missed notification costs at most this)
+ * @param safetyPollInterval how often it polls while LISTEN is up (a missed notification costs at most this); a
+ *                           handler parked on an external callback re-checks its callback at this interval too
  * @param busyRetryDelay wait before retrying a claim when every lane with work was locked by another claimer
  * @param claimLinger how long a subscription with only a trickle of demand (less than half its window) waits for
  *                    more before claiming, so claims stay batches rather than single jobs

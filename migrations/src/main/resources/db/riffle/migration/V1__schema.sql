@@ -377,6 +377,12 @@ CREATE TABLE ${schema}.leases (
     attempted_at        timestamptz,
     callback_id         uuid,
     callback_timeout_at timestamptz,
+    -- The receipt the lease belongs to, so lease-side rescue can close it in the shape it was claimed in:
+    -- batch_id 0 = row-local (lease_claims), otherwise the compact batch and 1-based index.
+    claim_slot          int         NOT NULL,
+    receipt_id          bigint      NOT NULL,
+    batch_id            bigint      NOT NULL,
+    batch_index         int         NOT NULL,
     PRIMARY KEY (lease_slot, queue, priority, enqueue_shard, lane_seq)
 ) PARTITION BY LIST (lease_slot);
 

@@ -217,11 +217,12 @@ $$;
 -- The cursor is not moved over the newly claimed rows here: sequences do not roll back (DESIGN.md §12 item 1).
 -- When nothing is claimed, one row comes back with status 'empty' (no visible work) or 'busy' (work exists but
 -- every lane with work is being claimed by someone else right now), and job_id NULL.
-CREATE FUNCTION ${schema}.claim_ready(p_queues text[], p_deadline_secs int[], p_max int)
+CREATE FUNCTION ${schema}.claim_ready(p_queues text[], p_deadline_secs int[], p_max int,
+                                      p_materialize boolean[] DEFAULT '{}')
 RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
                run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
                ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
-               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb)
+               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb, lease_slot int)
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
@@ -240,6 +241,8 @@ DECLARE
     v_claim_slot int;
     v_claimed_at timestamptz;
     v_deadline   timestamptz;
+    v_mat        boolean;
+    v_lease      record;
 BEGIN
     -- A lane can look like it has work only because its cursor lags behind committed claims; after healing such
     -- a lane, try the next one instead of reporting the queue empty.
@@ -337,7 +340,63 @@ BEGIN
     v_dl         := coalesce(p_deadline_secs[array_position(p_queues, h.q)], 0);
     v_claimed_at := clock_timestamp();
     v_deadline   := CASE WHEN v_dl > 0 THEN v_claimed_at + make_interval(secs => v_dl) END;
+    v_mat        := coalesce(p_materialize[array_position(p_queues, h.q)], false);
     SELECT cr.slot INTO v_claim_slot FROM ${schema}.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
+
+    IF v_mat THEN
+        -- Materialized queue (DESIGN.md preface item 4): one row-local receipt and one mutable lease per job, in
+        -- the current claim and lease slots; no compact batch row, so each receipt has exactly one claim shape.
+        SELECT lr.slot, lr.generation INTO v_lease FROM ${schema}.lease_ring_rotations lr ORDER BY lr.generation DESC LIMIT 1;
+        RETURN QUERY EXECUTE format($q$
+        WITH sel AS MATERIALIZED (
+            SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at, r.payload
+              FROM %1$s.%2$I r
+             WHERE r.queue = $1 AND r.priority = $2 AND r.enqueue_shard = $3 AND r.lane_seq >= $4
+               AND r.ready_generation = $5
+               AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
+                                WHERE t.queue = $1 AND t.priority = $2 AND t.enqueue_shard = $3
+                                  AND t.lane_seq = r.lane_seq AND t.ready_generation = $5)
+             ORDER BY r.lane_seq
+             LIMIT $6
+        ),
+        items AS MATERIALIZED (
+            SELECT s.*, nextval('%1$s.lease_claim_receipt_id_seq') AS rid FROM sel s
+        ),
+        evidence AS (
+            INSERT INTO %1$s.%4$I (ready_slot, ready_generation, queue, priority, enqueue_shard, claim_slot,
+                                   first_lane_seq, next_lane_seq, claimed_count, lane_ranges, claimed_at)
+            SELECT $7, $5, $1, $2, $3, $8, min(i.lane_seq), max(i.lane_seq) + 1, count(*),
+                   range_agg(int8range(i.lane_seq, i.lane_seq + 1)), $9
+              FROM items i
+            HAVING count(*) > 0
+        ),
+        receipts AS (
+            INSERT INTO %1$s.%5$I (claim_slot, job_id, run_lease, receipt_id, ready_slot, ready_generation, queue,
+                                   priority, enqueue_shard, lane_seq, attempt, max_attempts, claimed_at,
+                                   materialized_at, deadline_at)
+            SELECT $8, i.job_id, i.run_lease + 1, i.rid, $7, $5, $1, $2, $3, i.lane_seq, (i.attempt + 1)::smallint,
+                   i.max_attempts, $9, $9, $10
+              FROM items i
+        ),
+        leased AS (
+            INSERT INTO %1$s.%6$I (lease_slot, lease_generation, ready_slot, ready_generation, job_id, queue, state,
+                                   priority, attempt, run_lease, max_attempts, lane_seq, enqueue_shard, heartbeat_at,
+                                   deadline_at, attempted_at, claim_slot, receipt_id, batch_id, batch_index)
+            SELECT $11, $12, $7, $5, i.job_id, $1, 'running', $2, (i.attempt + 1)::smallint, i.run_lease + 1,
+                   i.max_attempts, i.lane_seq, $3, $9, $10, $9, $8, i.rid, 0, 0
+              FROM items i
+        )
+        SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
+               i.max_attempts, i.lane_seq, $3, $7, $5, $8, 0::bigint, 0, i.rid, $9, $10, i.created_at, i.payload, $11
+          FROM items i
+         ORDER BY i.lane_seq
+        $q$, '${schema}', 'ready_entries_' || seg.ready_slot, 'ready_tombstones_' || seg.ready_slot,
+             'ready_claim_attempt_batches_' || seg.ready_slot, 'lease_claims_' || v_claim_slot,
+             'leases_' || v_lease.slot)
+        USING h.q, h.p, h.s, v_cur, seg.ready_generation, v_limit, seg.ready_slot, v_claim_slot, v_claimed_at,
+              v_deadline, v_lease.slot, v_lease.generation;
+        RETURN;
+    END IF;
 
     RETURN QUERY EXECUTE format($q$
     WITH sel AS MATERIALIZED (
@@ -378,7 +437,8 @@ BEGIN
         RETURNING batch_id
     )
     SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
-           i.max_attempts, i.lane_seq, $3, $7, $5, $8, cb.batch_id, i.idx, i.rid, $9, $10, i.created_at, i.payload
+           i.max_attempts, i.lane_seq, $3, $7, $5, $8, cb.batch_id, i.idx, i.rid, $9, $10, i.created_at, i.payload,
+           NULL::int
       FROM items i CROSS JOIN cb
      ORDER BY i.idx
     $q$, '${schema}', 'ready_entries_' || seg.ready_slot, 'ready_tombstones_' || seg.ready_slot,

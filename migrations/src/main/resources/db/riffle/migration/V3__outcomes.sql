@@ -32,25 +32,47 @@ LANGUAGE sql STABLE AS $$
                      WHERE s.job_id = p_job_id AND s.run_lease = p_run_lease) AS progress) a
 $$;
 
--- Close open compact attempts with a non-success exit, as one statement (DESIGN.md §5.4):
+-- How an exit routes, given the attempt's count and the queue's DLQ policy: one definition for every close path.
+CREATE FUNCTION ${schema}.exit_disposition(p_exit text, p_attempt int, p_max_attempts int, p_dlq boolean) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN p_exit = 'complete' THEN 'completed'
+                WHEN p_exit = 'snooze' THEN 'scheduled'
+                WHEN p_exit = 'release' THEN 'released'
+                WHEN p_exit IN ('retry', 'rescue', 'deadline', 'callback_timeout') AND p_attempt < p_max_attempts
+                    THEN 'retryable'
+                WHEN p_exit = 'cancel' THEN 'cancelled'
+                WHEN p_dlq THEN 'dlq'
+                ELSE 'failed' END
+$$;
+
+-- Close open attempts of either claim shape, as one statement (DESIGN.md §5.3.3, §5.4, §2.7). This is the general
+-- path: every non-success exit, and success of a materialized (leased) attempt. Compact successes use the cheaper
+-- complete_compact.
 --   1. per-attempt advisory locks, sorted, in their own statement (the same keys completion takes);
---   2. per claim slot, a fused statement (fresh snapshot) that validates each item against its claim batch,
---      anti-joins closure evidence, hydrates the job from its retained ready row, appends ONE closure batch row per
---      (ready slot, generation, outcome) and writes the disposition:
+--   2. per claim slot, a fused statement (fresh snapshot) that validates each item against its receipt (compact
+--      batch item, or row-local lease_claims row when batch id is 0), anti-joins closure evidence, checks that the
+--      caller's view of the lease (p_leased) matches the database's, hydrates the job from its retained ready row,
+--      writes closure evidence in the claim's shape (compact: ONE closure batch row per (ready slot, generation,
+--      outcome); row-local: an explicit lease_claim_closures row plus the closed_at fence), deletes the lease, and
+--      writes the disposition:
+--        complete -> compact terminal row (receipt_completion_batches), one per lane group;
 --        retry with attempts left -> deferred 'retryable' at now + delay (or the backoff), error appended;
 --        retry with none left, or fail -> narrow done_entries 'failed' (+ count delta), or dlq_entries when p_dlq;
 --        snooze -> deferred 'scheduled' at now + delay, the attempt is given back;
 --        cancel -> narrow done_entries 'cancelled' (+ count delta).
--- p_exits: 'retry' | 'snooze' | 'fail' | 'cancel', and for maintenance 'rescue' (stale worker) and 'deadline'
--- (deadline expired), which route like a retry but label the closure 'rescued' / 'deadline_expired'; an exhausted
+-- p_exits: 'complete' | 'retry' | 'snooze' | 'fail' | 'cancel', and for maintenance 'rescue' (stale worker),
+-- 'deadline' (deadline expired) and 'callback_timeout', which route like a retry but label the closure 'rescued' /
+-- 'deadline_expired' / 'callback_timeout' (a leased attempt is deadline-closed only while its lease runs past an
+-- expired deadline: a lease parked on a callback has its deadline suspended); an exhausted
 -- attempt reaching rescue goes to failure or the DLQ, never to another retry. 'release' is for attempts that were
 -- claimed but never handed to a handler (shutdown, cancelled subscription): closure 'released', the attempt is
 -- given back and the job is re-appended as ready at once, in the same transaction. run_lease is kept on every path, so the next claim's run lease
 -- is higher than any evidence of this attempt. Returns per input position: status 'closed' | 'already_closed' |
 -- 'stale', and the disposition written.
-CREATE FUNCTION ${schema}.close_compact(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
-                                        p_run_leases bigint[], p_receipt_ids bigint[], p_exits text[],
-                                        p_delays_ms bigint[], p_errors text[], p_dlq boolean[])
+CREATE FUNCTION ${schema}.close_attempts(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
+                                         p_run_leases bigint[], p_receipt_ids bigint[], p_exits text[],
+                                         p_delays_ms bigint[], p_errors text[], p_dlq boolean[],
+                                         p_leased boolean[] DEFAULT '{}')
 RETURNS TABLE (job_id bigint, run_lease bigint, status text, disposition text)
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
@@ -65,33 +87,48 @@ BEGIN
 
     FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
         WITH f AS (
-            SELECT DISTINCT ON (x.rid) x.*
+            SELECT DISTINCT ON (x.rid) x.cs, x.bid, x.idx, x.jid, x.rl, x.rid, x.ex, x.delay_ms, x.err, x.dlq,
+                   coalesce(x.leased, false) AS leased, x.ord
               FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids, p_exits,
-                          p_delays_ms, p_errors, p_dlq)
-                   WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ex, delay_ms, err, dlq, ord)
+                          p_delays_ms, p_errors, p_dlq, p_leased)
+                   WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ex, delay_ms, err, dlq, leased, ord)
              WHERE x.cs = v_slot
              ORDER BY x.rid, x.ord
         ),
         ok AS MATERIALIZED (
             SELECT f.*, b.ready_slot, b.ready_generation, b.queue, b.priority, b.enqueue_shard,
                    b.lane_seqs[f.idx] AS lane_seq, b.attempts[f.idx] AS attempt, b.max_attempts[f.idx] AS max_attempts,
-                   b.claimed_at
+                   b.claimed_at, false AS row_local
               FROM f
               JOIN ${schema}.lease_claim_batches b ON b.claim_slot = v_slot AND b.batch_id = f.bid
-             WHERE f.idx BETWEEN 1 AND b.claimed_count
+             WHERE f.bid <> 0 AND f.idx BETWEEN 1 AND b.claimed_count
                AND b.job_ids[f.idx] = f.jid AND b.run_leases[f.idx] = f.rl AND b.receipt_ids[f.idx] = f.rid
                AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
                                 WHERE c.claim_slot = v_slot AND c.receipt_ranges @> f.rid)
-               AND NOT EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl)
+               AND EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl) = f.leased
+               AND (f.ex <> 'deadline' OR NOT f.leased
+                    OR EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl
+                                  AND l.state = 'running' AND l.deadline_at < clock_timestamp()))
+            UNION ALL
+            SELECT f.*, c.ready_slot, c.ready_generation, c.queue, c.priority, c.enqueue_shard, c.lane_seq, c.attempt,
+                   c.max_attempts, c.claimed_at, true AS row_local
+              FROM f
+              JOIN ${schema}.lease_claims c
+                ON c.claim_slot = v_slot AND c.job_id = f.jid AND c.run_lease = f.rl AND c.receipt_id = f.rid
+             WHERE f.bid = 0 AND c.closed_at IS NULL
+               AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closures x
+                                WHERE x.claim_slot = v_slot AND x.job_id = f.jid AND x.run_lease = f.rl)
+               AND EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl) = f.leased
+               AND (f.ex <> 'deadline' OR NOT f.leased
+                    OR EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl
+                                  AND l.state = 'running' AND l.deadline_at < clock_timestamp()))
         ),
         hyd AS MATERIALIZED (
             SELECT ok.*, r.kind, r.args, r.created_at, r.payload AS ready_payload,
-                   CASE WHEN ok.ex = 'snooze' THEN 'scheduled'
-                        WHEN ok.ex = 'release' THEN 'released'
-                        WHEN ok.ex IN ('retry', 'rescue', 'deadline') AND ok.attempt < ok.max_attempts THEN 'retryable'
-                        WHEN ok.ex = 'cancel' THEN 'cancelled'
-                        WHEN ok.dlq THEN 'dlq'
-                        ELSE 'failed' END AS disp,
+                   ${schema}.exit_disposition(ok.ex, ok.attempt, ok.max_attempts, ok.dlq) AS disp,
+                   CASE ok.ex WHEN 'rescue' THEN 'rescued' WHEN 'deadline' THEN 'deadline_expired'
+                              WHEN 'callback_timeout' THEN 'callback_timeout'
+                              ELSE ${schema}.exit_disposition(ok.ex, ok.attempt, ok.max_attempts, ok.dlq) END AS label,
                    -- Progress recorded by the attempt (attempt_state) rides along in the payload, so the next
                    -- attempt can resume from its checkpoint.
                    CASE WHEN ok.err IS NULL THEN ${schema}.with_progress(r.payload, ok.jid, ok.rl)
@@ -116,12 +153,35 @@ BEGIN
         closure AS (
             INSERT INTO ${schema}.lease_claim_closure_batches (claim_slot, ready_slot, ready_generation, outcome,
                                                                closed_count, receipt_ids, receipt_ranges, closed_at)
-            SELECT v_slot, h.ready_slot, h.ready_generation,
-                   CASE h.ex WHEN 'rescue' THEN 'rescued' WHEN 'deadline' THEN 'deadline_expired' ELSE h.disp END,
+            SELECT v_slot, h.ready_slot, h.ready_generation, h.label,
                    count(*), array_agg(h.rid ORDER BY h.rid), range_agg(int8range(h.rid, h.rid + 1)), clock_timestamp()
               FROM hyd h
-             GROUP BY h.ready_slot, h.ready_generation,
-                      CASE h.ex WHEN 'rescue' THEN 'rescued' WHEN 'deadline' THEN 'deadline_expired' ELSE h.disp END
+             WHERE NOT h.row_local
+             GROUP BY h.ready_slot, h.ready_generation, h.label
+        ),
+        explicit AS (
+            INSERT INTO ${schema}.lease_claim_closures (claim_slot, job_id, run_lease, outcome, closed_at)
+            SELECT v_slot, h.jid, h.rl, h.label, clock_timestamp() FROM hyd h WHERE h.row_local
+        ),
+        fence AS (
+            UPDATE ${schema}.lease_claims c SET closed_at = clock_timestamp()
+              FROM hyd h
+             WHERE h.row_local AND c.claim_slot = v_slot AND c.job_id = h.jid AND c.run_lease = h.rl
+        ),
+        unleased AS (
+            DELETE FROM ${schema}.leases l USING hyd h WHERE h.leased AND l.job_id = h.jid AND l.run_lease = h.rl
+        ),
+        terminal AS (
+            INSERT INTO ${schema}.receipt_completion_batches (ready_slot, ready_generation, claim_slot, queue, priority,
+                                                              enqueue_shard, completed_count, job_ids, run_leases,
+                                                              lane_seqs, attempts, attempted_ats, finalized_at)
+            SELECT h.ready_slot, h.ready_generation, v_slot, h.queue, h.priority, h.enqueue_shard, count(*),
+                   array_agg(h.jid ORDER BY h.lane_seq, h.jid), array_agg(h.rl ORDER BY h.lane_seq, h.jid),
+                   array_agg(h.lane_seq ORDER BY h.lane_seq, h.jid), array_agg(h.attempt ORDER BY h.lane_seq, h.jid),
+                   array_agg(h.claimed_at ORDER BY h.lane_seq, h.jid), clock_timestamp()
+              FROM hyd h
+             WHERE h.disp = 'completed'
+             GROUP BY h.ready_slot, h.ready_generation, h.queue, h.priority, h.enqueue_shard
         ),
         deferred AS (
             INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
@@ -161,7 +221,8 @@ BEGIN
                                                run_at, attempted_at, created_at, payload, dlq_reason, original_run_lease)
             SELECT h.jid, h.kind, h.queue, h.args, h.priority, h.attempt, h.rl, h.max_attempts, NULL, h.claimed_at,
                    h.created_at, h.new_payload,
-                   CASE WHEN h.ex IN ('retry', 'rescue', 'deadline') THEN 'attempts exhausted: ' ELSE 'failed: ' END
+                   CASE WHEN h.ex IN ('retry', 'rescue', 'deadline', 'callback_timeout') THEN 'attempts exhausted: '
+                        ELSE 'failed: ' END
                        || coalesce(h.err, 'no reason given'),
                    h.rl
               FROM hyd h
@@ -195,6 +256,15 @@ BEGIN
     RETURN QUERY
     SELECT x.jid, x.rl,
            CASE WHEN x.ord = ANY (v_done) THEN 'closed'
+                WHEN x.bid = 0 THEN
+                    CASE WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claims c
+                                       WHERE c.claim_slot = x.cs AND c.job_id = x.jid AND c.run_lease = x.rl
+                                         AND c.receipt_id = x.rid
+                                         AND (c.closed_at IS NOT NULL
+                                              OR EXISTS (SELECT 1 FROM ${schema}.lease_claim_closures e
+                                                          WHERE e.claim_slot = c.claim_slot AND e.job_id = c.job_id
+                                                            AND e.run_lease = c.run_lease))) THEN 'already_closed'
+                         ELSE 'stale' END
                 WHEN NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_batches b
                                   WHERE b.claim_slot = x.cs AND b.batch_id = x.bid
                                     AND x.idx BETWEEN 1 AND b.claimed_count AND b.job_ids[x.idx] = x.jid
@@ -245,7 +315,7 @@ $$;
 --   1. available: lock the lane's claim head (waiting for an in-flight claim to commit), then re-check in new
 --      statements that the row is still unclaimed; tombstone it and record a narrow 'cancelled' terminal row;
 --   2. scheduled/retryable: delete the deferred row and record a wide 'cancelled' terminal row in the current slot;
---   3. running: find the newest open receipt, then close it through close_compact (per-attempt lock first, checks
+--   3. running: find the newest open receipt, then close it through close_attempts (per-attempt lock first, checks
 --      after), and NOTIFY the cancel channel so the local subscriber can stop its handler.
 -- Returns 'available', 'scheduled', 'running' or 'not_found' (already terminal, or unknown). A job can move
 -- between branches while this runs (promotion commits, or a running attempt's retry wins the attempt lock), so
@@ -315,20 +385,28 @@ BEGIN
         RETURN 'scheduled';
     END IF;
 
-    -- 3. running: the newest open receipt of the job (cold path: scans claim batches of the retained ring).
-    SELECT b.claim_slot, b.batch_id, i.idx::int AS idx, i.rl, i.rid
+    -- 3. running: the newest open receipt of the job, compact or row-local (cold path: scans the retained ring),
+    -- and whether a lease manages it (close_attempts re-checks both under the attempt's lock).
+    SELECT x.*, EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = p_job_id AND l.run_lease = x.rl) AS leased
       INTO o
-      FROM ${schema}.lease_claim_batches b
-     CROSS JOIN LATERAL unnest(b.job_ids, b.run_leases, b.receipt_ids) WITH ORDINALITY AS i(jid, rl, rid, idx)
-     WHERE b.job_ids @> ARRAY[p_job_id] AND i.jid = p_job_id
-       AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
-                        WHERE c.claim_slot = b.claim_slot AND c.receipt_ranges @> i.rid)
-     ORDER BY i.rl DESC
+      FROM (SELECT b.claim_slot, b.batch_id, i.idx::int AS idx, i.rl, i.rid
+              FROM ${schema}.lease_claim_batches b
+             CROSS JOIN LATERAL unnest(b.job_ids, b.run_leases, b.receipt_ids) WITH ORDINALITY AS i(jid, rl, rid, idx)
+             WHERE b.job_ids @> ARRAY[p_job_id] AND i.jid = p_job_id
+               AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
+                                WHERE c.claim_slot = b.claim_slot AND c.receipt_ranges @> i.rid)
+            UNION ALL
+            SELECT c.claim_slot, 0::bigint, 0, c.run_lease, c.receipt_id
+              FROM ${schema}.lease_claims c
+             WHERE c.job_id = p_job_id AND c.closed_at IS NULL
+               AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closures e
+                                WHERE e.claim_slot = c.claim_slot AND e.job_id = c.job_id AND e.run_lease = c.run_lease)) x
+     ORDER BY x.rl DESC
      LIMIT 1;
     IF FOUND THEN
-        PERFORM 1 FROM ${schema}.close_compact(ARRAY[o.claim_slot], ARRAY[o.batch_id], ARRAY[o.idx], ARRAY[p_job_id],
-                                                ARRAY[o.rl], ARRAY[o.rid], ARRAY['cancel'], ARRAY[NULL::bigint],
-                                                ARRAY['cancelled by operator'], ARRAY[false]) c
+        PERFORM 1 FROM ${schema}.close_attempts(ARRAY[o.claim_slot], ARRAY[o.batch_id], ARRAY[o.idx], ARRAY[p_job_id],
+                                                 ARRAY[o.rl], ARRAY[o.rid], ARRAY['cancel'], ARRAY[NULL::bigint],
+                                                 ARRAY['cancelled by operator'], ARRAY[false], ARRAY[o.leased]) c
          WHERE c.status = 'closed';
         IF FOUND THEN
             PERFORM pg_notify('${schema_name}.cancel', p_job_id || ':' || o.rl);

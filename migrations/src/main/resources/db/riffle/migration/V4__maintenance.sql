@@ -206,7 +206,16 @@ BEGIN
     SELECT * INTO c FROM ${schema}.ring_cursor(p_ring);
     v_slot := (c.slot + 1) % n;
     v_gen  := c.generation + 1 - n;
-    IF NOT ${schema}.ring_slot_busy(p_ring, v_slot) THEN
+    IF p_ring = 'lease' THEN
+        -- Ended leases are deleted, so a lease slot holds no live row long before it holds no dead one: the proof
+        -- is "no live lease", and there is work only while the child still occupies pages.
+        IF ${schema}.ring_slot_busy(p_ring, v_slot) THEN
+            RETURN 'skipped_lease_active';
+        END IF;
+        IF pg_relation_size(format('%s.%I', '${schema}', 'leases_' || v_slot)::regclass) = 0 THEN
+            RETURN 'noop';
+        END IF;
+    ELSIF NOT ${schema}.ring_slot_busy(p_ring, v_slot) THEN
         RETURN 'noop';
     END IF;
     EXECUTE format('SELECT 1 FROM %s.%I FOR UPDATE', '${schema}', p_ring || '_ring_state');
@@ -215,7 +224,7 @@ BEGIN
     v_reason := CASE p_ring
         WHEN 'claim' THEN CASE WHEN ${schema}.claim_slot_balanced(v_slot) THEN NULL ELSE 'open_claims' END
         WHEN 'queue' THEN ${schema}.queue_slot_blocker(v_slot, v_gen)
-        WHEN 'lease' THEN 'lease_active'
+        WHEN 'lease' THEN NULL
     END;
     IF v_reason IS NOT NULL THEN
         RETURN 'skipped_' || v_reason;
@@ -285,7 +294,7 @@ END
 $$;
 
 -- Heartbeat evidence for long attempts (DESIGN.md §5.6): per-attempt locks first, then in a new statement upsert
--- attempt_state only for attempts whose compact receipt is still open. One statement for all of a process's
+-- attempt_state only for attempts whose receipt (compact item, or row-local claim not yet fenced) is still open. One statement for all of a process's
 -- long-running attempts, carrying buffered progress where there is some (NULL keeps the stored progress); short
 -- jobs never get a row. Returns the attempts that were recorded.
 CREATE FUNCTION ${schema}.heartbeat(p_claim_slots int[], p_job_ids bigint[], p_run_leases bigint[],
@@ -304,19 +313,24 @@ BEGIN
             SELECT x.jid, x.rl, clock_timestamp(), x.progress, clock_timestamp()
               FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::jsonb[]) AS x(cs, jid, rl, rid, progress)
              WHERE x.cs = $6
-               AND NOT EXISTS (SELECT 1 FROM %1$s.%2$I c WHERE c.receipt_ranges @> x.rid)
-               AND EXISTS (SELECT 1 FROM %1$s.%3$I b WHERE b.receipt_ranges @> x.rid)
+               AND ((NOT EXISTS (SELECT 1 FROM %1$s.%2$I c WHERE c.receipt_ranges @> x.rid)
+                     AND EXISTS (SELECT 1 FROM %1$s.%3$I b WHERE b.receipt_ranges @> x.rid))
+                    OR EXISTS (SELECT 1 FROM %1$s.%4$I r WHERE r.job_id = x.jid AND r.run_lease = x.rl
+                                  AND r.receipt_id = x.rid AND r.closed_at IS NULL))
             ON CONFLICT (job_id, run_lease) DO UPDATE
                SET heartbeat_at = excluded.heartbeat_at, updated_at = excluded.updated_at,
                    progress = coalesce(excluded.progress, a.progress)
             RETURNING a.job_id, a.run_lease
-            $q$, '${schema}', 'lease_claim_closure_batches_' || v_slot, 'lease_claim_batches_' || v_slot)
+            $q$, '${schema}', 'lease_claim_closure_batches_' || v_slot, 'lease_claim_batches_' || v_slot,
+                 'lease_claims_' || v_slot)
            USING p_claim_slots, p_job_ids, p_run_leases, p_receipt_ids, p_progress, v_slot;
     END LOOP;
 END
 $$;
 
--- Stale rescue (DESIGN.md §6.4.1), one pass over the claim slots, oldest first. Per slot: take the cursor row
+-- Stale rescue (DESIGN.md §6.4.1), receipt side, one pass over the claim slots, oldest first. The window holds
+-- compact items and row-local claims alike; a claim whose attempt has a lease belongs to the lease side
+-- (rescue_leases) and is passed over here. Per slot: take the cursor row
 -- (an overlapping leader's pass then runs after this one, with fresh snapshots), read a window of claims older than the cutoff after the
 -- cursor (wrapping), find the open ones without fresh heartbeat evidence, try-lock them (a completion in flight
 -- wins: skip, do not wait), close them through close_compact in a NEW statement (fresh snapshot after the locks),
@@ -362,6 +376,10 @@ BEGIN
                   FROM %1$s.%2$I b
                  CROSS JOIN LATERAL unnest(b.job_ids, b.run_leases, b.receipt_ids) WITH ORDINALITY AS i(jid, rl, rid, idx)
                  WHERE b.claimed_at < $1
+                UNION ALL
+                SELECT c.claimed_at, c.job_id, c.run_lease, c.receipt_id, 0::bigint, 0
+                  FROM %1$s.%4$I c
+                 WHERE c.claimed_at < $1
             ),
             after AS (
                 SELECT *, 0 AS lap FROM items
@@ -384,13 +402,21 @@ BEGIN
                    coalesce(array_agg(cand.rid ORDER BY cand.rn), '{}') AS rids,
                    coalesce(array_agg(cand.batch_id ORDER BY cand.rn), '{}') AS bids,
                    coalesce(array_agg(cand.idx ORDER BY cand.rn), '{}') AS idxs,
-                   coalesce(array_agg(EXISTS (SELECT 1 FROM %1$s.%3$I cl WHERE cl.receipt_ranges @> cand.rid)
+                   coalesce(array_agg(CASE WHEN cand.batch_id <> 0
+                                           THEN EXISTS (SELECT 1 FROM %1$s.%3$I cl WHERE cl.receipt_ranges @> cand.rid)
+                                           ELSE EXISTS (SELECT 1 FROM %1$s.%4$I c WHERE c.job_id = cand.jid
+                                                           AND c.run_lease = cand.rl AND c.closed_at IS NOT NULL)
+                                                OR EXISTS (SELECT 1 FROM %1$s.%5$I e WHERE e.job_id = cand.jid
+                                                              AND e.run_lease = cand.rl) END
                                       ORDER BY cand.rn), '{}') AS closed,
+                   coalesce(array_agg(EXISTS (SELECT 1 FROM %1$s.leases l WHERE l.job_id = cand.jid AND l.run_lease = cand.rl)
+                                      ORDER BY cand.rn), '{}') AS leased,
                    coalesce(array_agg(coalesce((SELECT a.heartbeat_at FROM %1$s.attempt_state a
                                                  WHERE a.job_id = cand.jid AND a.run_lease = cand.rl), cand.claimed_at) < $1
                                       ORDER BY cand.rn), '{}') AS stale
               FROM cand
-            $q$, '${schema}', 'lease_claim_batches_' || v_slot, 'lease_claim_closure_batches_' || v_slot)
+            $q$, '${schema}', 'lease_claim_batches_' || v_slot, 'lease_claim_closure_batches_' || v_slot,
+                 'lease_claims_' || v_slot, 'lease_claim_closures_' || v_slot)
            INTO w
            USING v_cutoff, cur.rescue_cursor_claimed_at, cur.rescue_cursor_job_id, cur.rescue_cursor_run_lease, p_window;
         CONTINUE WHEN cardinality(w.rns) = 0;
@@ -398,13 +424,13 @@ BEGIN
         -- Try-lock the open stale candidates, up to the budget, in this statement...
         SELECT coalesce(array_agg(x.ord ORDER BY x.ord), '{}') AS ords INTO v_locked
           FROM (SELECT u.ord
-                  FROM unnest(w.jids, w.rls, w.closed, w.stale) WITH ORDINALITY AS u(jid, rl, closed, stale, ord)
-                 WHERE NOT u.closed AND u.stale
+                  FROM unnest(w.jids, w.rls, w.closed, w.stale, w.leased) WITH ORDINALITY AS u(jid, rl, closed, stale, leased, ord)
+                 WHERE NOT u.closed AND u.stale AND NOT u.leased
                  ORDER BY u.ord
                  LIMIT v_budget) x
          WHERE pg_try_advisory_xact_lock(${schema}.attempt_lock_key(w.jids[x.ord], w.rls[x.ord]));
 
-        -- ...and close them in the next ones (close_compact re-checks closure evidence with a fresh snapshot).
+        -- ...and close them in the next ones (close_attempts re-checks closure evidence with a fresh snapshot).
         v_closed := '{}';
         IF cardinality(v_locked.ords) > 0 THEN
             SELECT array_agg(w.bids[t.o] ORDER BY t.i), array_agg(w.idxs[t.o] ORDER BY t.i),
@@ -415,11 +441,11 @@ BEGIN
             v_cnt := cardinality(v_jids);
             FOR r IN
                 SELECT cc.job_id AS jid, cc.run_lease AS rl, cc.status AS st, cc.disposition AS disp, cc.ci
-                  FROM ${schema}.close_compact(array_fill(v_slot, ARRAY[v_cnt]), v_bids, v_idxs, v_jids, v_rls, v_rids,
-                                               array_fill('rescue'::text, ARRAY[v_cnt]),
-                                               array_fill(NULL::bigint, ARRAY[v_cnt]),
-                                               array_fill('receipt claim stale: worker presumed dead'::text, ARRAY[v_cnt]),
-                                               array_fill(p_dlq, ARRAY[v_cnt]))
+                  FROM ${schema}.close_attempts(array_fill(v_slot, ARRAY[v_cnt]), v_bids, v_idxs, v_jids, v_rls, v_rids,
+                                                array_fill('rescue'::text, ARRAY[v_cnt]),
+                                                array_fill(NULL::bigint, ARRAY[v_cnt]),
+                                                array_fill('receipt claim stale: worker presumed dead'::text, ARRAY[v_cnt]),
+                                                array_fill(p_dlq, ARRAY[v_cnt]), array_fill(false, ARRAY[v_cnt]))
                        WITH ORDINALITY AS cc(job_id, run_lease, status, disposition, ci)
             LOOP
                 IF r.st = 'closed' THEN
@@ -434,10 +460,11 @@ BEGIN
             END LOOP;
         END IF;
 
-        -- Advance over the longest prefix of advanceable candidates (closed before, alive, or closed now).
+        -- Advance over the longest prefix of advanceable candidates (closed before, alive, lease-managed, or
+        -- closed now).
         SELECT u.ord INTO v_adv
-          FROM unnest(w.closed, w.stale, w.rids) WITH ORDINALITY AS u(closed, stale, rid, ord)
-         WHERE NOT (u.closed OR NOT u.stale OR u.rid = ANY (v_closed))
+          FROM unnest(w.closed, w.stale, w.rids, w.leased) WITH ORDINALITY AS u(closed, stale, rid, leased, ord)
+         WHERE NOT (u.closed OR NOT u.stale OR u.leased OR u.rid = ANY (v_closed))
          ORDER BY u.ord LIMIT 1;
         IF v_adv.ord IS NULL THEN
             UPDATE ${schema}.claim_ring_slots s
@@ -454,11 +481,15 @@ BEGIN
 END
 $$;
 
--- Deadline rescue (DESIGN.md §6.5), compact batches: per claim slot, oldest first, a cursor over
--- (deadline_at, batch_id) walks batches whose shared deadline has passed (database clock), wrapping. Each expired
--- batch is expanded; its open members are try-locked and closed with outcome 'deadline_expired' (routed to retry,
--- or failure/DLQ when exhausted). The cursor passes a batch only when every member is closed; a partially rescued
--- batch stops it, so it is revisited.
+-- Deadline rescue (DESIGN.md §6.5), both receipt shapes: per claim slot, oldest first, sharing one budget.
+--   Compact batches: a cursor over (deadline_at, batch_id) walks batches whose shared deadline has passed (database
+--   clock), wrapping. Each expired batch is expanded; its due members are try-locked and closed with outcome
+--   'deadline_expired' (routed to retry, or failure/DLQ when exhausted). The cursor passes a batch only when no due
+--   member is left open; a partially rescued batch stops it, so it is revisited.
+--   Row-local claims: a cursor over (deadline_at, job_id, run_lease) walks expired lease_claims rows the same way,
+--   closing into explicit closures; the first due claim it cannot close stops it.
+-- A member whose attempt has a lease is due only while the lease is running with an expired deadline: a lease
+-- parked on a callback has its deadline suspended (NULL), and callback-timeout rescue owns it.
 CREATE FUNCTION ${schema}.rescue_deadlines(p_budget int, p_window int, p_dlq boolean)
 RETURNS TABLE (job_id bigint, run_lease bigint, disposition text)
 LANGUAGE plpgsql VOLATILE AS $$
@@ -474,14 +505,17 @@ DECLARE
     b         record;
     m         record;
     r         record;
+    v_due_sql text;
     v_open    int;
     v_stuck   boolean;
     v_adv_at  timestamptz;
     v_adv_id  bigint;
+    v_adv_rl  bigint;
     v_jids    bigint[];
     v_rls     bigint[];
     v_rids    bigint[];
     v_idxs    int[];
+    v_leased  boolean[];
     v_cnt     int;
     v_closed  int;
 BEGIN
@@ -492,6 +526,19 @@ BEGIN
         -- Wait for the cursor row rather than skip it: its other holders (prune, an overlapping leader's rescue)
         -- hold it only briefly, and skipping would let a busy prune starve rescue of the slot prune waits for.
         SELECT * INTO cur FROM ${schema}.claim_ring_slots s WHERE s.slot = v_slot FOR UPDATE;
+
+        -- Due members of one batch: open (no closure evidence) and not suspended by a parked lease.
+        v_due_sql := format($q$
+            SELECT coalesce(array_agg(u.jid ORDER BY u.idx), '{}') AS jids, coalesce(array_agg(u.rl ORDER BY u.idx), '{}') AS rls,
+                   coalesce(array_agg(u.rid ORDER BY u.idx), '{}') AS rids, coalesce(array_agg(u.idx::int ORDER BY u.idx), '{}') AS idxs,
+                   coalesce(array_agg(l.state IS NOT NULL ORDER BY u.idx), '{}') AS leased, count(*) AS open_count
+              FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS u(jid, rl, rid, idx)
+              LEFT JOIN LATERAL (SELECT l.state, l.deadline_at FROM %1$s.leases l
+                                  WHERE l.job_id = u.jid AND l.run_lease = u.rl LIMIT 1) l ON true
+             WHERE NOT EXISTS (SELECT 1 FROM %1$s.%2$I cl WHERE cl.receipt_ranges @> u.rid)
+               AND (l.state IS NULL OR (l.state = 'running' AND l.deadline_at < $4))
+            $q$, '${schema}', 'lease_claim_closure_batches_' || v_slot);
+
         v_stuck := false;
         v_adv_at := NULL;
         FOR b IN EXECUTE format($q$
@@ -509,33 +556,27 @@ BEGIN
                 $q$, '${schema}', 'lease_claim_batches_' || v_slot)
                 USING v_now, cur.batch_deadline_cursor_deadline_at, cur.batch_deadline_cursor_batch_id, p_window
         LOOP
-            -- Open members of this batch, try-locked (a completion in flight wins).
-            EXECUTE format($q$
-                SELECT coalesce(array_agg(u.jid ORDER BY u.idx), '{}') AS jids, coalesce(array_agg(u.rl ORDER BY u.idx), '{}') AS rls,
-                       coalesce(array_agg(u.rid ORDER BY u.idx), '{}') AS rids, coalesce(array_agg(u.idx::int ORDER BY u.idx), '{}') AS idxs,
-                       count(*) AS open_count
-                  FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS u(jid, rl, rid, idx)
-                 WHERE NOT EXISTS (SELECT 1 FROM %1$s.%2$I cl WHERE cl.receipt_ranges @> u.rid)
-                $q$, '${schema}', 'lease_claim_closure_batches_' || v_slot)
-               INTO m USING b.job_ids, b.run_leases, b.receipt_ids;
+            EXECUTE v_due_sql INTO m USING b.job_ids, b.run_leases, b.receipt_ids, v_now;
             v_open := m.open_count;
             v_closed := 0;
             IF v_open > 0 AND v_budget > 0 THEN
+                -- Try-lock (a completion in flight wins), then close in new statements (fresh snapshots).
                 SELECT coalesce(array_agg(m.jids[t.i] ORDER BY t.i), '{}'), coalesce(array_agg(m.rls[t.i] ORDER BY t.i), '{}'),
-                       coalesce(array_agg(m.rids[t.i] ORDER BY t.i), '{}'), coalesce(array_agg(m.idxs[t.i] ORDER BY t.i), '{}')
-                  INTO v_jids, v_rls, v_rids, v_idxs
+                       coalesce(array_agg(m.rids[t.i] ORDER BY t.i), '{}'), coalesce(array_agg(m.idxs[t.i] ORDER BY t.i), '{}'),
+                       coalesce(array_agg(m.leased[t.i] ORDER BY t.i), '{}')
+                  INTO v_jids, v_rls, v_rids, v_idxs, v_leased
                   FROM (SELECT i FROM generate_series(1, least(v_open, v_budget)) i) t
                  WHERE pg_try_advisory_xact_lock(${schema}.attempt_lock_key(m.jids[t.i], m.rls[t.i]));
                 v_cnt := cardinality(v_jids);
                 IF v_cnt > 0 THEN
                     FOR r IN
                         SELECT cc.job_id AS jid, cc.run_lease AS rl, cc.status AS st, cc.disposition AS disp
-                          FROM ${schema}.close_compact(array_fill(v_slot, ARRAY[v_cnt]),
-                                                       array_fill(b.batch_id, ARRAY[v_cnt]), v_idxs, v_jids, v_rls, v_rids,
-                                                       array_fill('deadline'::text, ARRAY[v_cnt]),
-                                                       array_fill(NULL::bigint, ARRAY[v_cnt]),
-                                                       array_fill('hard deadline exceeded'::text, ARRAY[v_cnt]),
-                                                       array_fill(p_dlq, ARRAY[v_cnt])) cc
+                          FROM ${schema}.close_attempts(array_fill(v_slot, ARRAY[v_cnt]),
+                                                        array_fill(b.batch_id, ARRAY[v_cnt]), v_idxs, v_jids, v_rls, v_rids,
+                                                        array_fill('deadline'::text, ARRAY[v_cnt]),
+                                                        array_fill(NULL::bigint, ARRAY[v_cnt]),
+                                                        array_fill('hard deadline exceeded'::text, ARRAY[v_cnt]),
+                                                        array_fill(p_dlq, ARRAY[v_cnt]), v_leased) cc
                     LOOP
                         IF r.st = 'closed' THEN
                             v_closed := v_closed + 1;
@@ -551,15 +592,11 @@ BEGIN
             END IF;
             -- Members closed meanwhile by someone else count as closed too: re-check before deciding.
             IF v_closed < v_open THEN
-                EXECUTE format('SELECT count(*) FROM unnest($1::bigint[]) u(rid)
-                                 WHERE NOT EXISTS (SELECT 1 FROM %s.%I cl WHERE cl.receipt_ranges @> u.rid)',
-                               '${schema}', 'lease_claim_closure_batches_' || v_slot)
-                   INTO v_open USING b.receipt_ids;
+                EXECUTE v_due_sql INTO m USING b.job_ids, b.run_leases, b.receipt_ids, v_now;
+                v_open := m.open_count;
                 v_closed := 0;
             END IF;
-            IF v_open - v_closed > 0 THEN
-                v_stuck := true;
-            END IF;
+            v_stuck := v_open - v_closed > 0;
             EXIT WHEN v_stuck;
             v_adv_at := b.deadline_at;
             v_adv_id := b.batch_id;
@@ -567,6 +604,62 @@ BEGIN
         IF v_adv_at IS NOT NULL THEN
             UPDATE ${schema}.claim_ring_slots s
                SET batch_deadline_cursor_deadline_at = v_adv_at, batch_deadline_cursor_batch_id = v_adv_id
+             WHERE s.slot = v_slot;
+        END IF;
+
+        -- Row-local claims: one claim at a time (they are only written for materialized queues).
+        v_adv_at := NULL;
+        FOR b IN EXECUTE format($q$
+                SELECT w.*, (w.closed_at IS NOT NULL
+                             OR EXISTS (SELECT 1 FROM %1$s.%3$I e WHERE e.job_id = w.job_id AND e.run_lease = w.run_lease)) AS closed,
+                       l.state AS lease_state, l.deadline_at AS lease_deadline_at
+                  FROM (
+                    (SELECT 0 AS lap, x.deadline_at, x.job_id, x.run_lease, x.receipt_id, x.closed_at
+                       FROM %1$s.%2$I x
+                      WHERE x.deadline_at IS NOT NULL AND x.deadline_at < $1
+                        AND (x.deadline_at, x.job_id, x.run_lease) > ($2, $3, $4)
+                      ORDER BY x.deadline_at, x.job_id, x.run_lease LIMIT $5)
+                    UNION ALL
+                    (SELECT 1 AS lap, x.deadline_at, x.job_id, x.run_lease, x.receipt_id, x.closed_at
+                       FROM %1$s.%2$I x
+                      WHERE x.deadline_at IS NOT NULL AND x.deadline_at < $1
+                        AND (x.deadline_at, x.job_id, x.run_lease) <= ($2, $3, $4)
+                      ORDER BY x.deadline_at, x.job_id, x.run_lease LIMIT $5)) w
+                  LEFT JOIN LATERAL (SELECT l.state, l.deadline_at FROM %1$s.leases l
+                                      WHERE l.job_id = w.job_id AND l.run_lease = w.run_lease LIMIT 1) l ON true
+                 ORDER BY w.lap, w.deadline_at, w.job_id, w.run_lease LIMIT $5
+                $q$, '${schema}', 'lease_claims_' || v_slot, 'lease_claim_closures_' || v_slot)
+                USING v_now, cur.deadline_cursor_deadline_at, cur.deadline_cursor_job_id, cur.deadline_cursor_run_lease,
+                      p_window
+        LOOP
+            IF NOT b.closed AND (b.lease_state IS NULL OR (b.lease_state = 'running' AND b.lease_deadline_at < v_now)) THEN
+                EXIT WHEN v_budget <= 0;
+                EXIT WHEN NOT pg_try_advisory_xact_lock(${schema}.attempt_lock_key(b.job_id, b.run_lease));
+                SELECT cc.status AS st, cc.disposition AS disp INTO r
+                  FROM ${schema}.close_attempts(ARRAY[v_slot], ARRAY[0::bigint], ARRAY[0], ARRAY[b.job_id],
+                                                ARRAY[b.run_lease], ARRAY[b.receipt_id], ARRAY['deadline'],
+                                                ARRAY[NULL::bigint], ARRAY['hard deadline exceeded'], ARRAY[p_dlq],
+                                                ARRAY[b.lease_state IS NOT NULL]) cc;
+                IF r.st = 'closed' THEN
+                    v_budget := v_budget - 1;
+                    PERFORM pg_notify('${schema_name}.cancel', b.job_id || ':' || b.run_lease);
+                    job_id := b.job_id;
+                    run_lease := b.run_lease;
+                    disposition := r.disp;
+                    RETURN NEXT;
+                ELSIF r.st <> 'already_closed' THEN
+                    -- The lease changed under us (a callback parked it after our read): revisit it next tick.
+                    EXIT;
+                END IF;
+            END IF;
+            v_adv_at := b.deadline_at;
+            v_adv_id := b.job_id;
+            v_adv_rl := b.run_lease;
+        END LOOP;
+        IF v_adv_at IS NOT NULL THEN
+            UPDATE ${schema}.claim_ring_slots s
+               SET deadline_cursor_deadline_at = v_adv_at, deadline_cursor_job_id = v_adv_id,
+                   deadline_cursor_run_lease = v_adv_rl
              WHERE s.slot = v_slot;
         END IF;
     END LOOP;

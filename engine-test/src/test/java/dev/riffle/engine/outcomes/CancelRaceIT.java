@@ -102,7 +102,7 @@ class CancelRaceIT {
                 ps.execute();
             }
             CompletableFuture<Void> retry = job.retry("boom", Duration.ofMinutes(5)).toFuture();
-            awaitLockWaiters("close_compact", 1);
+            awaitLockWaiters("close_attempts", 1);
             CompletableFuture<CancelResult> cancel = riffle.admin().cancel(id).toFuture();
             await("cancel queued on the attempt lock", () -> db.queryLong("SELECT count(*) FROM pg_stat_activity "
                     + "WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND position(? in query) > 0",

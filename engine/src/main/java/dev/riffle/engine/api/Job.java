@@ -110,4 +110,11 @@ public interface Job {
 
     /** True once {@link #cancellation()} fired. */
     boolean isCancelled();
+
+    /**
+     * Registers an external-wait callback that times out after {@code timeout} (1 s to 7 days). A compact attempt
+     * materializes its lease here; from now on the attempt's outcome goes through the lease (general) path. Cold.
+     * Errors with {@link AttemptRejectedException} when the attempt is no longer open.
+     */
+    Mono<ExternalCallback> registerCallback(java.time.Duration timeout);
 }

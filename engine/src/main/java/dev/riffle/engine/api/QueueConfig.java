@@ -10,8 +10,13 @@ import java.util.Objects;
  * @param deadline hard deadline of every attempt claimed from this queue; {@link Duration#ZERO} (the default)
  *                 means no deadline, and the claim batch's {@code deadline_at} is NULL
  * @param dlq whether terminal failures of this queue go to the DLQ; null means the engine default
+ * @param materialize whether claims of this queue materialize at claim time into a mutable lease (a
+ *                    {@code leases} row plus a row-local receipt) instead of a compact claim batch. Default false:
+ *                    short jobs should stay compact. Turn it on for queues whose attempts run long or wait for
+ *                    external callbacks; compact attempts still materialize on demand when they register one.
  */
-public record QueueConfig(String name, Duration deadline, @org.jspecify.annotations.Nullable Boolean dlq) {
+public record QueueConfig(String name, Duration deadline, @org.jspecify.annotations.Nullable Boolean dlq,
+                          boolean materialize) {
 
     /** Validates. */
     public QueueConfig {
@@ -29,6 +34,11 @@ public record QueueConfig(String name, Duration deadline, @org.jspecify.annotati
         }
     }
 
+    /** A compact (not materialized) queue. */
+    public QueueConfig(String name, Duration deadline, @org.jspecify.annotations.Nullable Boolean dlq) {
+        this(name, deadline, dlq, false);
+    }
+
     /** A queue with no deadline. */
     public static QueueConfig of(String name) {
         return new QueueConfig(name, Duration.ZERO, null);
@@ -41,6 +51,11 @@ public record QueueConfig(String name, Duration deadline, @org.jspecify.annotati
 
     /** The same queue with its DLQ policy set. */
     public QueueConfig withDlq(boolean enabled) {
-        return new QueueConfig(name, deadline, enabled);
+        return new QueueConfig(name, deadline, enabled, materialize);
+    }
+
+    /** The same queue with claim-time lease materialization on. */
+    public QueueConfig withMaterializedLeases() {
+        return new QueueConfig(name, deadline, dlq, true);
     }
 }

@@ -5,7 +5,7 @@ SELECT j AS job_id
   FROM ${schema}.enqueue_jobs($1::text[], $2::text[], $3::jsonb[], $4::smallint[], $5::smallint[], $6::timestamptz[]) AS j
 
 -- name: claim
-SELECT * FROM ${schema}.claim_ready($1::text[], $2::int[], $3::int)
+SELECT * FROM ${schema}.claim_ready($1::text[], $2::int[], $3::int, $4::boolean[])
 
 -- name: complete
 SELECT * FROM ${schema}.complete_compact($1::int[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[])
@@ -14,5 +14,20 @@ SELECT * FROM ${schema}.complete_compact($1::int[], $2::bigint[], $3::int[], $4:
 SELECT ${schema}.advance_claim_cursors($1::text[], $2::smallint[], $3::smallint[], $4::bigint[]) AS moved
 
 -- name: close
-SELECT * FROM ${schema}.close_compact($1::int[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[],
-                                      $7::text[], $8::bigint[], $9::text[], $10::boolean[])
+SELECT * FROM ${schema}.close_attempts($1::int[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[],
+                                       $7::text[], $8::bigint[], $9::text[], $10::boolean[], $11::boolean[])
+
+-- Materialized leases and external-wait callbacks (cold: only attempts that escalate take these).
+
+-- name: register_callback
+SELECT * FROM ${schema}.register_callback($1::int, $2::bigint, $3::int, $4::bigint, $5::bigint, $6::bigint,
+                                          $7::double precision)
+
+-- name: park_callback
+SELECT status, payload::text AS payload FROM ${schema}.park_callback($1::bigint, $2::bigint, $3::uuid)
+
+-- name: callback_status
+SELECT status, payload::text AS payload FROM ${schema}.callback_status($1::bigint, $2::bigint, $3::uuid)
+
+-- name: resume_external
+SELECT ${schema}.resume_external($1::uuid, $2::jsonb) AS result

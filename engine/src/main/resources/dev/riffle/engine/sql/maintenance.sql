@@ -44,3 +44,6 @@ SELECT ${schema}.upgrade_guard() AS legacy_rows
 -- name: ring_status
 SELECT r.slot, r.generation, ${schema}.ring_slot_count($1::text) AS slot_count
   FROM ${schema}.ring_cursor($1::text) r
+
+-- name: rescue_leases
+SELECT job_id, run_lease, disposition FROM ${schema}.rescue_leases($1::double precision, $2::int, $3::boolean)

@@ -30,7 +30,7 @@ public final class ClaimLoop {
     private static final Duration MAX_ERROR_BACKOFF = Duration.ofSeconds(5);
 
     /** Subscription settings. */
-    public record Settings(String[] queues, Integer[] deadlineSecs, int maxBatch, Duration pollInterval,
+    public record Settings(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int maxBatch, Duration pollInterval,
                            Duration safetyPollInterval, Duration busyRetryDelay, Duration claimLinger) {}
 
     private final FluxSink<Job> sink;
@@ -138,7 +138,7 @@ public final class ClaimLoop {
                     maybeWork = false;
                     lastAttemptNanos = System.nanoTime();
                     int ask = (int) Math.min(demand, settings.maxBatch());
-                    claimer.claim(settings.queues(), settings.deadlineSecs(), ask)
+                    claimer.claim(settings.queues(), settings.deadlineSecs(), settings.materialize(), ask)
                             .subscribe(this::onResult, this::onError);
                 }
             }

@@ -9,8 +9,10 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * A claimed attempt with its claim-time snapshot: everything compact completion needs to address its receipt
- * (claim slot, batch id, 1-based index, receipt id) without re-reading the ready row.
+ * A claimed attempt with its claim-time snapshot: everything completion needs to address its receipt (claim slot,
+ * batch id and 1-based index, or batch id 0 for a row-local claim; receipt id) without re-reading the ready row.
+ * Once the attempt is leased (claimed from a materialized queue, or materialized by a callback registration) its
+ * outcomes go through the general close path, which also ends the lease.
  */
 public final class ClaimedJob implements Job {
 
@@ -32,13 +34,26 @@ public final class ClaimedJob implements Job {
     private final java.util.concurrent.atomic.AtomicReference<@Nullable String> pendingProgress =
             new java.util.concurrent.atomic.AtomicReference<>();
     private volatile @Nullable Heartbeater heartbeater;
+    private volatile @Nullable CallbackRegistrar callbacks;
+    private volatile boolean leased;
     private final reactor.core.publisher.Sinks.Empty<Void> cancelled = reactor.core.publisher.Sinks.empty();
     private volatile boolean cancelledFlag;
     // Local monotonic delivery time: heartbeat age is judged with this process's clock, never against the DB's.
     private final long deliveredNanos = System.nanoTime();
 
-    /** Where the attempt's receipt lives in the receipt plane. */
-    public record Receipt(int claimSlot, long batchId, int batchIndex, long receiptId, long jobId, long runLease) {}
+    /** Where the attempt's receipt lives in the receipt plane; {@code batchId} 0 marks a row-local claim. */
+    public record Receipt(int claimSlot, long batchId, int batchIndex, long receiptId, long jobId, long runLease) {
+        /** Whether the receipt is a row-local {@code lease_claims} row rather than a compact batch item. */
+        public boolean rowLocal() {
+            return batchId == 0;
+        }
+    }
+
+    /** Registers external-wait callbacks; implemented by the lease machinery. */
+    public interface CallbackRegistrar {
+        /** Registers a callback for {@code job} (materializing its lease if needed). */
+        Mono<dev.riffle.engine.api.ExternalCallback> register(ClaimedJob job, java.time.Duration timeout);
+    }
 
     /** Creates the attempt. */
     public ClaimedJob(long id, long runLease, int attempt, int maxAttempts, String kind, String queue, int priority,
@@ -96,6 +111,29 @@ public final class ClaimedJob implements Job {
         this.heartbeater = heartbeater;
     }
 
+    void attach(CallbackRegistrar callbacks) {
+        this.callbacks = callbacks;
+    }
+
+    /** Marks the attempt as managed by a materialized lease (claim-time or on demand). */
+    public void markLeased() {
+        this.leased = true;
+    }
+
+    /** Whether a materialized lease manages the attempt. */
+    public boolean isLeased() {
+        return leased;
+    }
+
+    @Override
+    public Mono<dev.riffle.engine.api.ExternalCallback> registerCallback(java.time.Duration timeout) {
+        CallbackRegistrar c = callbacks;
+        if (c == null) {
+            return Mono.error(new IllegalStateException("callbacks are not available for " + this));
+        }
+        return c.register(this, timeout);
+    }
+
     @Override public long id() { return id; }
     @Override public long runLease() { return runLease; }
     @Override public int attempt() { return attempt; }
@@ -115,17 +153,18 @@ public final class ClaimedJob implements Job {
 
     @Override
     public Mono<Void> complete() {
-        return completer.finish(receipt, JobOutcome.complete(), dlq);
+        return Mono.defer(() -> completer.finish(receipt, JobOutcome.complete(), dlq, leased));
     }
 
     @Override
     public Mono<Void> finish(JobOutcome outcome) {
-        return completer.finish(receipt, java.util.Objects.requireNonNull(outcome, "outcome"), dlq);
+        java.util.Objects.requireNonNull(outcome, "outcome");
+        return Mono.defer(() -> completer.finish(receipt, outcome, dlq, leased));
     }
 
     /** Gives the attempt back unconsumed; for attempts that were never handed to a handler. */
     public Mono<Void> release() {
-        return completer.release(receipt);
+        return Mono.defer(() -> completer.release(receipt, leased));
     }
 
     @Override

@@ -13,7 +13,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * One claim = one {@code claim_ready} statement (DESIGN.md §5.2): at most {@code max} jobs from one lane, written
- * as exactly one compact claim batch. After it commits, the lane's cursor advance is handed to the
+ * as exactly one compact claim batch (or, for a materialized queue, one row-local claim and one lease per job). After it commits, the lane's cursor advance is handed to the
  * {@link CursorAdvancer}.
  */
 public final class Claimer {
@@ -52,9 +52,13 @@ public final class Claimer {
         this.dlqPolicy = dlqPolicy;
     }
 
-    /** Claims up to {@code max} jobs from {@code queues}; deadlines in seconds, aligned with queues (0 = none). */
-    public Mono<Result> claim(String[] queues, Integer[] deadlineSecs, int max) {
-        return db.query("claim", st -> st.bind("$1", queues).bind("$2", deadlineSecs).bind("$3", max), this::map)
+    /**
+     * Claims up to {@code max} jobs from {@code queues}; deadlines in seconds (0 = none) and claim-time lease
+     * materialization flags, both aligned with queues.
+     */
+    public Mono<Result> claim(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int max) {
+        return db.query("claim", st -> st.bind("$1", queues).bind("$2", deadlineSecs).bind("$3", max)
+                        .bind("$4", materialize), this::map)
                 .collectList()
                 .map(rows -> {
                     if (rows.isEmpty() || rows.get(0).job() == null) {
@@ -102,6 +106,12 @@ public final class Claimer {
         if (heartbeater != null) {
             job.attach(heartbeater);
         }
+        if (callbacks != null) {
+            job.attach(callbacks);
+        }
+        if (row.get("lease_slot", Integer.class) != null) {
+            job.markLeased();
+        }
         return new Row(status, job, shard, laneSeq);
     }
 
@@ -110,6 +120,12 @@ public final class Claimer {
     }
 
     private volatile Heartbeater heartbeater;
+    private volatile ClaimedJob.CallbackRegistrar callbacks;
+
+    /** Lets delivered jobs register external-wait callbacks. */
+    public void attach(ClaimedJob.CallbackRegistrar callbacks) {
+        this.callbacks = callbacks;
+    }
 
     /** Lets delivered jobs flush progress on demand. */
     public void attach(Heartbeater heartbeater) {

@@ -20,8 +20,9 @@ import reactor.util.retry.Retry;
 
 /**
  * Batches attempt outcomes (DESIGN.md §5.3.1). A flush goes out at {@code batchSize} items or {@code window} after
- * the first pending item, whichever comes first. Successes go out as ONE {@code complete_compact} statement and
- * non-success exits as ONE {@code close_compact} statement, each one round trip and one commit. Each caller's
+ * the first pending item, whichever comes first. Compact successes go out as ONE {@code complete_compact}
+ * statement; non-success exits, and every outcome of a materialized (leased) attempt, as ONE
+ * {@code close_attempts} statement; each is one round trip and one commit. Each caller's
  * {@code Mono} succeeds when its outcome is durable, or errors with {@link AttemptRejectedException} when the
  * attempt was no longer open; nothing is written for a rejected attempt.
  *
@@ -34,9 +35,10 @@ public final class CompletionBatcher {
 
     /** An outcome to record; a null outcome means "release": the attempt was claimed but never handed out. */
     private record Pending(Receipt receipt, @org.jspecify.annotations.Nullable JobOutcome outcome, boolean dlq,
-                           MonoSink<Void> sink) {
-        boolean isComplete() {
-            return outcome instanceof JobOutcome.Complete;
+                           boolean leased, MonoSink<Void> sink) {
+        /** Compact successes take the cheap path; a lease must be ended by the general one. */
+        boolean isCompactComplete() {
+            return outcome instanceof JobOutcome.Complete && !leased;
         }
     }
 
@@ -67,26 +69,27 @@ public final class CompletionBatcher {
         this.timer = timer;
     }
 
-    /** Records {@code outcome} for the attempt; cold. */
-    public Mono<Void> finish(Receipt receipt, JobOutcome outcome, boolean dlq) {
-        return submit(receipt, java.util.Objects.requireNonNull(outcome, "outcome"), dlq);
+    /** Records {@code outcome} for the attempt; {@code leased} when a materialized lease manages it. Cold. */
+    public Mono<Void> finish(Receipt receipt, JobOutcome outcome, boolean dlq, boolean leased) {
+        return submit(receipt, java.util.Objects.requireNonNull(outcome, "outcome"), dlq, leased);
     }
 
     /**
      * Gives an attempt back that was claimed but never handed to a handler: its closure is labelled
      * {@code released}, the attempt is not consumed, and the job is ready again at once. Works during shutdown.
      */
-    public Mono<Void> release(Receipt receipt) {
-        return submit(receipt, null, false);
+    public Mono<Void> release(Receipt receipt, boolean leased) {
+        return submit(receipt, null, false, leased);
     }
 
-    private Mono<Void> submit(Receipt receipt, @org.jspecify.annotations.Nullable JobOutcome outcome, boolean dlq) {
+    private Mono<Void> submit(Receipt receipt, @org.jspecify.annotations.Nullable JobOutcome outcome, boolean dlq,
+                              boolean leased) {
         return Mono.<Void>create(sink -> {
             if (shutdown && outcome != null) {
                 sink.error(new RiffleShutdownException("engine is closed; outcome of job " + receipt.jobId() + " not sent"));
                 return;
             }
-            pending.add(new Pending(receipt, outcome, dlq, sink));
+            pending.add(new Pending(receipt, outcome, dlq, leased, sink));
             int n = pendingCount.incrementAndGet();
             if (n >= batchSize) {
                 pump(true);
@@ -145,7 +148,7 @@ public final class CompletionBatcher {
         List<Pending> completes = new ArrayList<>(batch.size());
         List<Pending> closes = new ArrayList<>();
         for (Pending p : batch) {
-            (p.isComplete() ? completes : closes).add(p);
+            (p.isCompactComplete() ? completes : closes).add(p);
         }
         flushes.incrementAndGet();
         Mono<Void> a = completes.isEmpty() ? Mono.empty() : send(completes, true);
@@ -165,6 +168,7 @@ public final class CompletionBatcher {
         Long[] delays = new Long[n];
         String[] errors = new String[n];
         Boolean[] dlqs = new Boolean[n];
+        Boolean[] leasedFlags = new Boolean[n];
         for (int i = 0; i < n; i++) {
             Pending p = items.get(i);
             Receipt r = p.receipt();
@@ -175,6 +179,7 @@ public final class CompletionBatcher {
             leases[i] = r.runLease();
             receipts[i] = r.receiptId();
             dlqs[i] = p.dlq();
+            leasedFlags[i] = p.leased();
             JobOutcome o = p.outcome();
             if (o == null) {
                 exits[i] = "release";
@@ -201,7 +206,8 @@ public final class CompletionBatcher {
                             st.bind("$1", slots).bind("$2", batchIds).bind("$3", idxs).bind("$4", jobIds)
                                     .bind("$5", leases).bind("$6", receipts);
                             if (!complete) {
-                                st.bind("$7", exits).bind("$8", delays).bind("$9", errors).bind("$10", dlqs);
+                                st.bind("$7", exits).bind("$8", delays).bind("$9", errors).bind("$10", dlqs)
+                                        .bind("$11", leasedFlags);
                             }
                         }, row -> row.get("status", String.class))
                         .collectList())
@@ -216,7 +222,7 @@ public final class CompletionBatcher {
                     for (int i = 0; i < n; i++) {
                         Pending p = items.get(i);
                         String status = i < statuses.size() ? statuses.get(i) : "stale";
-                        // complete_compact answers completed|closed|stale; close_compact closed|already_closed|stale.
+                        // complete_compact answers completed|closed|stale; close_attempts closed|already_closed|stale.
                         boolean applied = status.equals(complete ? "completed" : "closed");
                         boolean alreadyClosed = status.equals(complete ? "closed" : "already_closed");
                         if (applied || (retried[0] && alreadyClosed)) {

@@ -25,17 +25,20 @@ public final class WakeupListener {
 
     private final Sinks.Many<String> wakeups = Sinks.many().multicast().directBestEffort();
     private final Sinks.Many<String> cancels = Sinks.many().multicast().directBestEffort();
+    private final Sinks.Many<String> callbacks = Sinks.many().multicast().directBestEffort();
     private final Disposable connection;
     private volatile boolean listening;
 
     /**
-     * Starts listening on {@code readyChannel} (queue names) and {@code cancelChannel} ({@code jobId:runLease} of
-     * cancelled attempts). Channel names are quoted here.
+     * Starts listening on {@code readyChannel} (queue names), {@code cancelChannel} ({@code jobId:runLease} of
+     * cancelled or rescued attempts) and {@code callbackChannel} (ids of resolved callbacks). Channel names are
+     * quoted here.
      */
-    public WakeupListener(PostgresqlConnectionFactory factory, String readyChannel, String cancelChannel) {
+    public WakeupListener(PostgresqlConnectionFactory factory, String readyChannel, String cancelChannel,
+                          String callbackChannel) {
         String channel = readyChannel;
-        String listen = "LISTEN \"" + readyChannel.replace("\"", "\"\"") + "\"; LISTEN \""
-                + cancelChannel.replace("\"", "\"\"") + "\"";
+        String listen = "LISTEN " + quote(readyChannel) + "; LISTEN " + quote(cancelChannel) + "; LISTEN "
+                + quote(callbackChannel);
         this.connection = Flux.usingWhen(factory.create(),
                         (PostgresqlConnection c) -> c.createStatement(listen).execute()
                                 .flatMap(PostgresqlResult::getRowsUpdated)
@@ -48,6 +51,10 @@ public final class WakeupListener {
                                             String payload = n.getParameter() == null ? "" : n.getParameter();
                                             if (cancelChannel.equals(n.getName())) {
                                                 cancels.tryEmitNext(payload);
+                                                return Flux.empty();
+                                            }
+                                            if (callbackChannel.equals(n.getName())) {
+                                                callbacks.tryEmitNext(payload);
                                                 return Flux.empty();
                                             }
                                             return Flux.just(payload.isEmpty() ? ALL : payload);
@@ -71,6 +78,15 @@ public final class WakeupListener {
         return cancels.asFlux();
     }
 
+    /** Ids of callbacks resolved anywhere. Hot. */
+    public Flux<String> callbacks() {
+        return callbacks.asFlux();
+    }
+
+    private static String quote(String identifier) {
+        return "\"" + identifier.replace("\"", "\"\"") + "\"";
+    }
+
     /** Whether LISTEN is currently established. */
     public boolean isListening() {
         return listening;
@@ -83,6 +99,7 @@ public final class WakeupListener {
             connection.dispose();
             wakeups.tryEmitComplete();
             cancels.tryEmitComplete();
+            callbacks.tryEmitComplete();
         });
     }
 }

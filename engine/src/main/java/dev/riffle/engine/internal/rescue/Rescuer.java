@@ -8,9 +8,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.publisher.Mono;
 
 /**
- * Stale and deadline rescue of compact receipts (DESIGN.md §6.4.1, §6.5): one pass each, bounded by a budget of
- * closed attempts and a per-slot window of visited claims. The cursor sweeps live in the database; this class only
- * calls them and counts what they closed. Rescued workers are told to stop through the cancel channel.
+ * Rescue (DESIGN.md §6.4-§6.6): the receipt-side stale and deadline sweeps over compact and row-local claims, and
+ * the lease-side pass over materialized leases (stale heartbeat, callback timeout). Each pass is bounded by a budget
+ * of closed attempts (and, for the cursor sweeps, a per-slot window of visited claims). The sweeps live in the
+ * database; this class only calls them and counts what they closed. Rescued workers are told to stop through the
+ * cancel channel.
  */
 public final class Rescuer {
 
@@ -21,6 +23,7 @@ public final class Rescuer {
     private final boolean dlq;
     private final AtomicLong staleRescued = new AtomicLong();
     private final AtomicLong deadlineRescued = new AtomicLong();
+    private final AtomicLong leaseRescued = new AtomicLong();
 
     /** Creates the rescuer; {@code dlq} is the default DLQ policy for exhausted rescued attempts. */
     public Rescuer(Db db, Duration staleAfter, int budget, int window, boolean dlq) {
@@ -53,6 +56,29 @@ public final class Rescuer {
                                 row.get("disposition", String.class)))
                 .collectList()
                 .doOnNext(l -> deadlineRescued.addAndGet(l.size()));
+    }
+
+    /** One lease-side pass with the configured staleness. */
+    public Mono<List<RescuedAttempt>> rescueLeases() {
+        return rescueLeases(staleAfter);
+    }
+
+    /**
+     * One lease-side pass: running leases without heartbeat evidence newer than {@code staleAfter}, and parked
+     * leases whose callback timed out, are closed and routed to retry (or failure/DLQ when exhausted).
+     */
+    public Mono<List<RescuedAttempt>> rescueLeases(Duration staleAfter) {
+        double secs = staleAfter.toNanos() / 1e9;
+        return db.query("rescue_leases", st -> st.bind("$1", secs).bind("$2", budget).bind("$3", dlq),
+                        row -> new RescuedAttempt(row.get("job_id", Long.class), row.get("run_lease", Long.class),
+                                row.get("disposition", String.class)))
+                .collectList()
+                .doOnNext(l -> leaseRescued.addAndGet(l.size()));
+    }
+
+    /** Attempts closed by lease-side rescue in this process. */
+    public long leaseRescued() {
+        return leaseRescued.get();
     }
 
     /** Attempts closed by stale rescue in this process. */

@@ -1,0 +1,6 @@
+/**
+ * The execution plane's mutable half (DESIGN.md §2.5, §5.6): on-demand lease materialization for callback
+ * registration, parking an attempt on its callback, and resolving callbacks from any process. Claim-time
+ * materialization happens inside the claim function; lease rescue lives with the other rescues.
+ */
+package dev.riffle.engine.internal.lease;

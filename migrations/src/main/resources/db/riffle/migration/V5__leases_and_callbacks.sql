@@ -1,0 +1,226 @@
+-- Materialized leases: lease-side rescue and external-wait callbacks (DESIGN.md §2.5, §5.6, §6.4 step 1, §6.6).
+-- A lease is the mutable half of a long attempt; its receipt (compact item or row-local claim) stays open until the
+-- attempt really ends, and every write that ends or changes an attempt takes the per-attempt advisory lock first
+-- and looks in a later statement (DESIGN.md preface item 6).
+
+-- Materialize a compact attempt on demand and register a callback on it, or register one on an existing running
+-- lease (materialized at claim time). The lease goes into the lease slot current NOW, copying the claim
+-- (state 'running', heartbeat now, the batch's deadline, attempted_at = claimed_at). The receipt stays open.
+-- Returns status 'registered' | 'waiting' (already parked on another callback) | 'closed' | 'stale'.
+CREATE FUNCTION ${schema}.register_callback(p_claim_slot int, p_batch_id bigint, p_idx int, p_job_id bigint,
+                                            p_run_lease bigint, p_receipt_id bigint, p_timeout_secs double precision)
+RETURNS TABLE (status text, callback_id uuid, timeout_at timestamptz, lease_slot int)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    v_id      uuid := gen_random_uuid();
+    v_timeout timestamptz;
+    v_lease   record;
+    v_claim   record;
+    v_closed  boolean;
+BEGIN
+    PERFORM ${schema}.lock_attempts(ARRAY[p_job_id], ARRAY[p_run_lease]);
+    v_timeout := clock_timestamp() + make_interval(secs => p_timeout_secs);
+
+    UPDATE ${schema}.leases l SET callback_id = v_id, callback_timeout_at = v_timeout
+     WHERE l.job_id = p_job_id AND l.run_lease = p_run_lease AND l.state = 'running'
+    RETURNING l.lease_slot INTO v_lease;
+    IF FOUND THEN
+        RETURN QUERY SELECT 'registered'::text, v_id, v_timeout, v_lease.lease_slot;
+        RETURN;
+    END IF;
+    IF EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = p_job_id AND l.run_lease = p_run_lease) THEN
+        RETURN QUERY SELECT 'waiting'::text, NULL::uuid, NULL::timestamptz, NULL::int;
+        RETURN;
+    END IF;
+    IF p_batch_id = 0 OR to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || p_claim_slot)) IS NULL THEN
+        -- A row-local claim always has its lease until it closes; no lease means it is closed (or never was).
+        RETURN QUERY SELECT CASE WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claims c
+                                               WHERE c.claim_slot = p_claim_slot AND c.job_id = p_job_id
+                                                 AND c.run_lease = p_run_lease AND c.closed_at IS NOT NULL)
+                                 THEN 'closed' ELSE 'stale' END, NULL::uuid, NULL::timestamptz, NULL::int;
+        RETURN;
+    END IF;
+
+    EXECUTE format($q$
+        SELECT b.ready_slot, b.ready_generation, b.queue, b.priority, b.enqueue_shard, b.lane_seqs[$2] AS lane_seq,
+               b.attempts[$2] AS attempt, b.max_attempts[$2] AS max_attempts, b.deadline_at, b.claimed_at
+          FROM %1$s.%2$I b
+         WHERE b.batch_id = $1 AND $2 BETWEEN 1 AND b.claimed_count
+           AND b.job_ids[$2] = $3 AND b.run_leases[$2] = $4 AND b.receipt_ids[$2] = $5
+        $q$, '${schema}', 'lease_claim_batches_' || p_claim_slot)
+       INTO v_claim USING p_batch_id, p_idx, p_job_id, p_run_lease, p_receipt_id;
+    IF v_claim.ready_slot IS NULL THEN
+        RETURN QUERY SELECT 'stale'::text, NULL::uuid, NULL::timestamptz, NULL::int;
+        RETURN;
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I c WHERE c.receipt_ranges @> $1)',
+                   '${schema}', 'lease_claim_closure_batches_' || p_claim_slot)
+       INTO v_closed USING p_receipt_id;
+    IF v_closed THEN
+        RETURN QUERY SELECT 'closed'::text, NULL::uuid, NULL::timestamptz, NULL::int;
+        RETURN;
+    END IF;
+
+    SELECT lr.slot, lr.generation INTO v_lease FROM ${schema}.lease_ring_rotations lr ORDER BY lr.generation DESC LIMIT 1;
+    EXECUTE format($q$
+        INSERT INTO %1$s.%2$I (lease_slot, lease_generation, ready_slot, ready_generation, job_id, queue, state,
+                               priority, attempt, run_lease, max_attempts, lane_seq, enqueue_shard, heartbeat_at,
+                               deadline_at, attempted_at, callback_id, callback_timeout_at, claim_slot, receipt_id,
+                               batch_id, batch_index)
+        VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11, $12, clock_timestamp(), $13, $14, $15, $16,
+                $17, $18, $19, $20)
+        $q$, '${schema}', 'leases_' || v_lease.slot)
+       USING v_lease.slot, v_lease.generation, v_claim.ready_slot, v_claim.ready_generation, p_job_id, v_claim.queue,
+             v_claim.priority, v_claim.attempt, p_run_lease, v_claim.max_attempts, v_claim.lane_seq,
+             v_claim.enqueue_shard, v_claim.deadline_at, v_claim.claimed_at, v_id, v_timeout, p_claim_slot,
+             p_receipt_id, p_batch_id, p_idx;
+    RETURN QUERY SELECT 'registered'::text, v_id, v_timeout, v_lease.slot;
+END
+$$;
+
+-- The recorded resolution of a callback, if any: attempt_state.callback_result holds {callback_id, payload}.
+CREATE FUNCTION ${schema}.callback_resolution(p_job_id bigint, p_run_lease bigint, p_callback_id uuid) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT a.callback_result -> 'payload'
+      FROM ${schema}.attempt_state a
+     WHERE a.job_id = p_job_id AND a.run_lease = p_run_lease AND a.callback_result ->> 'callback_id' = p_callback_id::text
+$$;
+
+-- Park the attempt on its callback: the lease waits (state 'waiting_external'; heartbeat and deadline suspended,
+-- so neither stale nor deadline rescue touches it; callback-timeout rescue does). If the callback was resolved
+-- before the handler parked, nothing changes and the resolution is returned.
+-- Returns status 'waiting' | 'resolved' (with payload) | 'gone' (timed out, or the attempt ended).
+CREATE FUNCTION ${schema}.park_callback(p_job_id bigint, p_run_lease bigint, p_callback_id uuid)
+RETURNS TABLE (status text, payload jsonb)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    v_payload jsonb;
+BEGIN
+    PERFORM ${schema}.lock_attempts(ARRAY[p_job_id], ARRAY[p_run_lease]);
+    UPDATE ${schema}.leases l SET state = 'waiting_external', heartbeat_at = NULL, deadline_at = NULL
+     WHERE l.job_id = p_job_id AND l.run_lease = p_run_lease AND l.callback_id = p_callback_id;
+    IF FOUND THEN
+        RETURN QUERY SELECT 'waiting'::text, NULL::jsonb;
+        RETURN;
+    END IF;
+    v_payload := ${schema}.callback_resolution(p_job_id, p_run_lease, p_callback_id);
+    RETURN QUERY SELECT CASE WHEN v_payload IS NULL THEN 'gone' ELSE 'resolved' END, v_payload;
+END
+$$;
+
+-- Where a parked callback stands (read only): 'resolved' (with payload) | 'waiting' | 'gone'.
+CREATE FUNCTION ${schema}.callback_status(p_job_id bigint, p_run_lease bigint, p_callback_id uuid)
+RETURNS TABLE (status text, payload jsonb)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+DECLARE
+    v_payload jsonb := ${schema}.callback_resolution(p_job_id, p_run_lease, p_callback_id);
+BEGIN
+    IF v_payload IS NOT NULL THEN
+        RETURN QUERY SELECT 'resolved'::text, v_payload;
+    ELSIF EXISTS (SELECT 1 FROM ${schema}.leases l
+                   WHERE l.job_id = p_job_id AND l.run_lease = p_run_lease AND l.callback_id = p_callback_id) THEN
+        RETURN QUERY SELECT 'waiting'::text, NULL::jsonb;
+    ELSE
+        RETURN QUERY SELECT 'gone'::text, NULL::jsonb;
+    END IF;
+END
+$$;
+
+-- Resolve a callback from any process: at most one resolution wins. Find the lease by callback id, take the
+-- attempt's lock, then in a new statement move the lease back to 'running' (fresh heartbeat, callback cleared)
+-- only if it still carries this callback id; record {callback_id, payload} in attempt_state and NOTIFY the
+-- callback channel so the parked handler wakes. Returns 'resumed' | 'already_resolved' | 'not_found'.
+CREATE FUNCTION ${schema}.resume_external(p_callback_id uuid, p_payload jsonb) RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    l record;
+BEGIN
+    SELECT x.job_id, x.run_lease INTO l FROM ${schema}.leases x WHERE x.callback_id = p_callback_id LIMIT 1;
+    IF FOUND THEN
+        PERFORM ${schema}.lock_attempts(ARRAY[l.job_id], ARRAY[l.run_lease]);
+        UPDATE ${schema}.leases x
+           SET state = 'running', callback_id = NULL, callback_timeout_at = NULL, heartbeat_at = clock_timestamp()
+         WHERE x.job_id = l.job_id AND x.run_lease = l.run_lease AND x.callback_id = p_callback_id;
+        IF FOUND THEN
+            INSERT INTO ${schema}.attempt_state AS a (job_id, run_lease, callback_result, updated_at)
+            VALUES (l.job_id, l.run_lease, jsonb_build_object('callback_id', p_callback_id::text, 'payload', p_payload),
+                    clock_timestamp())
+            ON CONFLICT (job_id, run_lease) DO UPDATE
+               SET callback_result = excluded.callback_result, updated_at = excluded.updated_at;
+            PERFORM pg_notify('${schema_name}.callback', p_callback_id::text);
+            RETURN 'resumed';
+        END IF;
+    END IF;
+    IF EXISTS (SELECT 1 FROM ${schema}.attempt_state a WHERE a.callback_result ->> 'callback_id' = p_callback_id::text) THEN
+        RETURN 'already_resolved';
+    END IF;
+    RETURN 'not_found';
+END
+$$;
+
+-- Lease-side rescue (DESIGN.md §6.4 step 1, §6.6), one pass: running leases whose newest heartbeat evidence
+-- (attempt_state or the lease's own, whichever is newer) is older than the cutoff, and parked leases whose callback
+-- timed out. Candidates are try-locked (a completion in flight wins), re-read in a new statement under the locks
+-- (a resolution that committed meanwhile takes the attempt out of the set), then closed through close_attempts in
+-- the claim's shape (the lease is deleted there) and routed to retry, or failure/DLQ when exhausted. Workers are
+-- told through the cancel channel. Cutoffs use the database clock.
+CREATE FUNCTION ${schema}.rescue_leases(p_stale_secs double precision, p_budget int, p_dlq boolean)
+RETURNS TABLE (job_id bigint, run_lease bigint, disposition text)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    v_locked record;
+    v_c      record;
+    v_cnt    int;
+    r        record;
+BEGIN
+    SELECT coalesce(array_agg(x.job_id), '{}') AS jids, coalesce(array_agg(x.run_lease), '{}') AS rls INTO v_locked
+      FROM (SELECT l.job_id, l.run_lease
+              FROM ${schema}.leases l
+              LEFT JOIN ${schema}.attempt_state a ON a.job_id = l.job_id AND a.run_lease = l.run_lease
+             WHERE (l.state = 'running'
+                    AND greatest(a.heartbeat_at, l.heartbeat_at) < clock_timestamp() - make_interval(secs => p_stale_secs))
+                OR (l.state = 'waiting_external' AND l.callback_timeout_at < clock_timestamp())
+             ORDER BY coalesce(l.callback_timeout_at, greatest(a.heartbeat_at, l.heartbeat_at))
+             LIMIT p_budget) x
+     WHERE pg_try_advisory_xact_lock(${schema}.attempt_lock_key(x.job_id, x.run_lease));
+    IF cardinality(v_locked.jids) = 0 THEN
+        RETURN;
+    END IF;
+
+    SELECT array_agg(l.claim_slot) AS slots, array_agg(l.batch_id) AS bids, array_agg(l.batch_index) AS idxs,
+           array_agg(l.job_id) AS jids, array_agg(l.run_lease) AS rls, array_agg(l.receipt_id) AS rids,
+           array_agg(CASE WHEN l.state = 'waiting_external' THEN 'callback_timeout' ELSE 'rescue' END) AS exits,
+           array_agg(CASE WHEN l.state = 'waiting_external' THEN 'callback timed out'
+                          ELSE 'heartbeat stale: worker presumed dead' END) AS errs
+      INTO v_c
+      FROM ${schema}.leases l
+      JOIN unnest(v_locked.jids, v_locked.rls) AS k(jid, rl) ON l.job_id = k.jid AND l.run_lease = k.rl
+      LEFT JOIN ${schema}.attempt_state a ON a.job_id = l.job_id AND a.run_lease = l.run_lease
+     WHERE (l.state = 'running'
+            AND greatest(a.heartbeat_at, l.heartbeat_at) < clock_timestamp() - make_interval(secs => p_stale_secs))
+        OR (l.state = 'waiting_external' AND l.callback_timeout_at < clock_timestamp());
+    v_cnt := coalesce(cardinality(v_c.jids), 0);
+    IF v_cnt = 0 THEN
+        RETURN;
+    END IF;
+
+    FOR r IN
+        SELECT cc.job_id AS jid, cc.run_lease AS rl, cc.status AS st, cc.disposition AS disp
+          FROM ${schema}.close_attempts(v_c.slots, v_c.bids, v_c.idxs, v_c.jids, v_c.rls, v_c.rids, v_c.exits,
+                                        array_fill(NULL::bigint, ARRAY[v_cnt]), v_c.errs,
+                                        array_fill(p_dlq, ARRAY[v_cnt]), array_fill(true, ARRAY[v_cnt])) cc
+    LOOP
+        IF r.st = 'closed' THEN
+            PERFORM pg_notify('${schema_name}.cancel', r.jid || ':' || r.rl);
+            job_id := r.jid;
+            run_lease := r.rl;
+            disposition := r.disp;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END
+$$;
