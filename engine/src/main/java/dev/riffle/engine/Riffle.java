@@ -272,7 +272,8 @@ public final class Riffle implements Disposable {
         return new RiffleStats(claimer.claimBatches(), claimer.claimedJobs(), claimer.emptyClaims(),
                 completer.flushes(), completer.completed(), completer.closed(), completer.rejected(),
                 inFlight.size(), listener.isListening(), maintenance.isLeader(), maintenance.staleRescued(),
-                maintenance.deadlineRescued(), maintenance.prunedSlots());
+                maintenance.deadlineRescued(), maintenance.prunedSlots(), maintenance.leaseRescued(),
+                callbacks.registered(), callbacks.resumed());
     }
 
     /** Internal access for the test kit and tools; not API. */

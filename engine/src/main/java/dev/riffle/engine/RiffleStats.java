@@ -16,7 +16,11 @@ package dev.riffle.engine;
  * @param staleRescued attempts closed by stale rescue run in this process
  * @param deadlineRescued attempts closed by deadline rescue run in this process
  * @param prunedSlots ring slots truncated by prunes run in this process
+ * @param leaseRescued attempts closed by lease-side rescue (stale leases, callback timeouts) run in this process
+ * @param callbacksRegistered external-wait callbacks registered by this process's handlers
+ * @param callbacksResumed callbacks resolved through this process ({@code resumeExternal})
  */
 public record RiffleStats(long claimBatches, long claimedJobs, long emptyClaims, long completionBatches,
                           long completed, long closed, long rejected, int inFlight, boolean listening,
-                          boolean leader, long staleRescued, long deadlineRescued, long prunedSlots) {}
+                          boolean leader, long staleRescued, long deadlineRescued, long prunedSlots,
+                          long leaseRescued, long callbacksRegistered, long callbacksResumed) {}

@@ -26,6 +26,16 @@ class QueueConfigTest {
         assertThat(q.withDlq(true).dlq()).isTrue();
     }
 
+    @Test
+    void queuesAreCompactUnlessMaterializationIsAskedFor() {
+        assertThat(QueueConfig.of("q").materialize()).isFalse();
+        QueueConfig m = QueueConfig.withDeadline("q", Duration.ofMinutes(5)).withDlq(false).withMaterializedLeases();
+        assertThat(m.materialize()).isTrue();
+        assertThat(m).isEqualTo(new QueueConfig("q", Duration.ofMinutes(5), false, true));
+        // Changing the DLQ policy keeps materialization.
+        assertThat(m.withDlq(true).materialize()).isTrue();
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"PT0S", "PT1S", "PT30M", "P7D"})
     void acceptedDeadlines(String deadline) {

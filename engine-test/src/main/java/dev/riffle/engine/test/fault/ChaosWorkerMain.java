@@ -34,7 +34,8 @@ import reactor.core.publisher.Mono;
  *
  * <p>Arguments: {@code --url <r2dbc or jdbc url> --schema <schema> --queue <queue> --role hang|complete
  * [--concurrency N] [--app-name <application_name prefix>] [--pool-size N] [--maintenance true|false]
- * [--stdin-watch true|false]}. {@code --maintenance false} keeps the process from ever becoming the maintenance
+ * [--stdin-watch true|false] [--materialize true|false]}. {@code --materialize true} configures the queue to
+ * materialize leases at claim time (row-local claims plus {@code leases} rows). {@code --maintenance false} keeps the process from ever becoming the maintenance
  * leader (rotation, prune, rescue), so a kill only takes workers down.
  *
  * <p>Protocol on stdout, one event per line, flushed per line: {@code READY} once subscribed;
@@ -61,7 +62,7 @@ public final class ChaosWorkerMain {
     enum Role { HANG, COMPLETE }
 
     record Options(DatabaseUrl url, String schema, String queue, Role role, int concurrency, String appName,
-                   int poolSize, boolean maintenance, boolean stdinWatch) {
+                   int poolSize, boolean maintenance, boolean stdinWatch, boolean materialize) {
 
         static Options parse(String[] args) {
             Map<String, String> m = new LinkedHashMap<>();
@@ -95,13 +96,14 @@ public final class ChaosWorkerMain {
             int poolSize = Integer.parseInt(m.getOrDefault("pool-size", "4"));
             boolean maintenance = Boolean.parseBoolean(m.getOrDefault("maintenance", "true"));
             boolean stdinWatch = Boolean.parseBoolean(m.getOrDefault("stdin-watch", "true"));
+            boolean materialize = Boolean.parseBoolean(m.getOrDefault("materialize", "false"));
             m.keySet().removeAll(java.util.List.of("url", "schema", "queue", "role", "concurrency", "app-name",
-                    "pool-size", "maintenance", "stdin-watch"));
+                    "pool-size", "maintenance", "stdin-watch", "materialize"));
             if (!m.isEmpty()) {
                 throw new IllegalArgumentException("unknown options " + m.keySet());
             }
             return new Options(DatabaseUrl.parse(url), schema, queue, role, concurrency, appName, poolSize, maintenance,
-                    stdinWatch);
+                    stdinWatch, materialize);
         }
 
         private static String require(Map<String, String> m, String key) {
@@ -120,7 +122,8 @@ public final class ChaosWorkerMain {
             options = Options.parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("usage: ChaosWorkerMain --url <url> --schema <schema> --queue <queue> --role hang|complete "
-                    + "[--concurrency N] [--app-name name] [--pool-size N] [--maintenance true|false] [--stdin-watch true|false]\n"
+                    + "[--concurrency N] [--app-name name] [--pool-size N] [--maintenance true|false] [--stdin-watch true|false] "
+                    + "[--materialize true|false]\n"
                     + e.getMessage());
             System.exit(EXIT_USAGE);
             return;
@@ -142,6 +145,8 @@ public final class ChaosWorkerMain {
         }
         Riffle riffle = Riffle.start(RiffleConfig.builder().url(o.url()).schema(o.schema()).migrate(false)
                         .applicationName(o.appName()).poolSize(o.poolSize())
+                        .queue(o.materialize() ? dev.riffle.engine.api.QueueConfig.of(o.queue()).withMaterializedLeases()
+                                               : dev.riffle.engine.api.QueueConfig.of(o.queue()))
                         .maintenance(MaintenanceConfig.builder().enabled(o.maintenance()).build()).build())
                 .block(Duration.ofSeconds(60));
         CountDownLatch done = new CountDownLatch(1);

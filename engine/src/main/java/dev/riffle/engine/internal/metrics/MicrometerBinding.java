@@ -40,6 +40,9 @@ final class MicrometerBinding implements RiffleMetrics {
         b.counter(STALE_RESCUED, "attempts closed by stale rescue", tags, stats, s -> s.staleRescued());
         b.counter(DEADLINE_RESCUED, "attempts closed by deadline rescue", tags, stats, s -> s.deadlineRescued());
         b.counter(PRUNED_SLOTS, "ring slots truncated by prune", tags, stats, s -> s.prunedSlots());
+        b.counter(LEASE_RESCUED, "attempts closed by lease-side rescue", tags, stats, s -> s.leaseRescued());
+        b.counter(CALLBACKS_REGISTERED, "external-wait callbacks registered", tags, stats, s -> s.callbacksRegistered());
+        b.counter(CALLBACKS_RESUMED, "callbacks resolved through this process", tags, stats, s -> s.callbacksResumed());
         b.meters.add(Gauge.builder(LEADER, stats, s -> s.get().leader() ? 1 : 0)
                 .description("1 while this process is the maintenance leader").tags(tags).register(registry));
         b.meters.add(Gauge.builder(IN_FLIGHT, stats, s -> s.get().inFlight())

@@ -25,6 +25,12 @@ public interface RiffleMetrics extends AutoCloseable {
     String REJECTED = "riffle.complete.rejected";
     /** Attempts closed by stale rescue. */
     String STALE_RESCUED = "riffle.rescue.stale";
+    /** Counter: attempts closed by lease-side rescue (stale leases, callback timeouts). */
+    String LEASE_RESCUED = "riffle.rescue.lease";
+    /** Counter: external-wait callbacks registered. */
+    String CALLBACKS_REGISTERED = "riffle.callbacks.registered";
+    /** Counter: callbacks resolved through this process. */
+    String CALLBACKS_RESUMED = "riffle.callbacks.resumed";
     /** Attempts closed by deadline rescue. */
     String DEADLINE_RESCUED = "riffle.rescue.deadline";
     /** Ring slots truncated by prune. */

@@ -22,7 +22,8 @@ class MetricsBindingTest {
 
     private static final List<String> COUNTERS = List.of("riffle.claim.batches", "riffle.claim.jobs", "riffle.claim.empty",
             "riffle.complete.batches", "riffle.complete.accepted", "riffle.complete.rejected", "riffle.rescue.stale",
-            "riffle.rescue.deadline", "riffle.prune.truncated");
+            "riffle.rescue.deadline", "riffle.prune.truncated", "riffle.rescue.lease", "riffle.callbacks.registered",
+            "riffle.callbacks.resumed");
     private static final List<String> GAUGES = List.of("riffle.maintenance.leader", "riffle.jobs.in_flight",
             "riffle.listener.up");
 
@@ -34,7 +35,7 @@ class MetricsBindingTest {
     private static RiffleStats stats(long base, int inFlight, boolean listening, boolean leader) {
         // Distinct values per field, so a meter wired to the wrong field reads the wrong number.
         return new RiffleStats(base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7, inFlight,
-                listening, leader, base + 8, base + 9, base + 10);
+                listening, leader, base + 8, base + 9, base + 10, base + 11, base + 12, base + 13);
     }
 
     @BeforeEach
@@ -60,7 +61,8 @@ class MetricsBindingTest {
     void documentedNamesMatchTheConstants() {
         assertThat(List.of(RiffleMetrics.CLAIM_BATCHES, RiffleMetrics.CLAIMED_JOBS, RiffleMetrics.EMPTY_CLAIMS,
                 RiffleMetrics.COMPLETION_BATCHES, RiffleMetrics.COMPLETED, RiffleMetrics.REJECTED,
-                RiffleMetrics.STALE_RESCUED, RiffleMetrics.DEADLINE_RESCUED, RiffleMetrics.PRUNED_SLOTS))
+                RiffleMetrics.STALE_RESCUED, RiffleMetrics.DEADLINE_RESCUED, RiffleMetrics.PRUNED_SLOTS,
+                RiffleMetrics.LEASE_RESCUED, RiffleMetrics.CALLBACKS_REGISTERED, RiffleMetrics.CALLBACKS_RESUMED))
                 .containsExactlyElementsOf(COUNTERS);
         assertThat(List.of(RiffleMetrics.LEADER, RiffleMetrics.IN_FLIGHT, RiffleMetrics.LISTENING))
                 .containsExactlyElementsOf(GAUGES);
@@ -98,6 +100,9 @@ class MetricsBindingTest {
         assertThat(counter(RiffleMetrics.STALE_RESCUED)).isEqualTo(108);
         assertThat(counter(RiffleMetrics.DEADLINE_RESCUED)).isEqualTo(109);
         assertThat(counter(RiffleMetrics.PRUNED_SLOTS)).isEqualTo(110);
+        assertThat(counter(RiffleMetrics.LEASE_RESCUED)).isEqualTo(111);
+        assertThat(counter(RiffleMetrics.CALLBACKS_REGISTERED)).isEqualTo(112);
+        assertThat(counter(RiffleMetrics.CALLBACKS_RESUMED)).isEqualTo(113);
         assertThat(gauge(RiffleMetrics.IN_FLIGHT)).isEqualTo(7);
         assertThat(gauge(RiffleMetrics.LEADER)).isEqualTo(1);
         assertThat(gauge(RiffleMetrics.LISTENING)).isEqualTo(1);
@@ -191,7 +196,8 @@ class MetricsBindingTest {
         // A counter must only ever be fed cumulative totals; pin which RiffleStats accessors the counters use.
         List<ToDoubleFunction<RiffleStats>> cumulative = List.of(RiffleStats::claimBatches, RiffleStats::claimedJobs,
                 RiffleStats::emptyClaims, RiffleStats::completionBatches, RiffleStats::completed, RiffleStats::rejected,
-                RiffleStats::staleRescued, RiffleStats::deadlineRescued, RiffleStats::prunedSlots);
+                RiffleStats::staleRescued, RiffleStats::deadlineRescued, RiffleStats::prunedSlots,
+                RiffleStats::leaseRescued, RiffleStats::callbacksRegistered, RiffleStats::callbacksResumed);
         RiffleMetrics.bind(registry, "s", supplier);
         RiffleStats now = stats(40, 1, true, true);
         current.set(now);
