@@ -23,10 +23,23 @@ import org.jspecify.annotations.Nullable;
  * @param database database name
  * @param user user name
  * @param password password, or {@code null} for trust/peer authentication
- * @param options remaining query parameters, in order
+ * @param options remaining query parameters, in order; only the TLS options in {@link #SUPPORTED_OPTIONS} are
+ *                accepted, and they are passed to both the R2DBC driver and Flyway's JDBC connection
  */
 public record DatabaseUrl(String host, int port, String database, String user, @Nullable String password,
                           Map<String, String> options) {
+
+    /**
+     * Query options the engine understands (libpq names): {@code sslmode} (disable, allow, prefer, require,
+     * verify-ca, verify-full), and the file paths {@code sslrootcert}, {@code sslcert}, {@code sslkey} (an
+     * unencrypted key: a key password would have to travel in Flyway's JDBC URL). Anything else is refused rather
+     * than silently ignored.
+     */
+    public static final java.util.Set<String> SUPPORTED_OPTIONS =
+            java.util.Set.of("sslmode", "sslrootcert", "sslcert", "sslkey");
+
+    private static final java.util.Set<String> SSL_MODES =
+            java.util.Set.of("disable", "allow", "prefer", "require", "verify-ca", "verify-full");
 
     /** Validates and freezes the options map. */
     public DatabaseUrl {
@@ -35,6 +48,17 @@ public record DatabaseUrl(String host, int port, String database, String user, @
         Objects.requireNonNull(user, "user");
         if (port <= 0 || port > 65535) {
             throw new IllegalArgumentException("port out of range: " + port);
+        }
+        for (Map.Entry<String, String> o : options.entrySet()) {
+            if (!SUPPORTED_OPTIONS.contains(o.getKey())) {
+                throw new IllegalArgumentException("unsupported connection option '" + o.getKey() + "' (supported: "
+                        + new java.util.TreeSet<>(SUPPORTED_OPTIONS) + ")");
+            }
+        }
+        String mode = options.get("sslmode");
+        if (mode != null && !SSL_MODES.contains(mode)) {
+            throw new IllegalArgumentException("sslmode must be one of " + new java.util.TreeSet<>(SSL_MODES) + ", got '"
+                    + mode + "'");
         }
         options = Collections.unmodifiableMap(new LinkedHashMap<>(options));
     }
@@ -106,9 +130,16 @@ public record DatabaseUrl(String host, int port, String database, String user, @
         return new DatabaseUrl(host, port, database, user == null ? "postgres" : user, password, options);
     }
 
-    /** The JDBC form (used only for Flyway); credentials are passed separately. */
+    /** The JDBC form (used only for Flyway), with the TLS options; credentials are passed separately. */
     public String jdbcUrl() {
-        return "jdbc:postgresql://" + host + ":" + port + "/" + encode(database);
+        StringBuilder b = new StringBuilder("jdbc:postgresql://").append(host).append(':').append(port).append('/')
+                .append(encode(database));
+        char sep = '?';
+        for (Map.Entry<String, String> o : options.entrySet()) {
+            b.append(sep).append(o.getKey()).append('=').append(encode(o.getValue()));
+            sep = '&';
+        }
+        return b.toString();
     }
 
     /** The R2DBC form including the user (never the password). */

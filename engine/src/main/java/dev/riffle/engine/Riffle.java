@@ -172,7 +172,25 @@ public final class Riffle implements Disposable {
         if (url.password() != null) {
             b.password(url.password());
         }
+        applyTls(b, url.options());
         return b.build();
+    }
+
+    /** The URL's libpq TLS options, mapped onto the driver (the JDBC URL for Flyway carries them as they are). */
+    private static void applyTls(PostgresqlConnectionConfiguration.Builder b, Map<String, String> options) {
+        String mode = options.get("sslmode");
+        if (mode != null) {
+            b.sslMode(io.r2dbc.postgresql.client.SSLMode.fromValue(mode));
+        }
+        if (options.containsKey("sslrootcert")) {
+            b.sslRootCert(options.get("sslrootcert"));
+        }
+        if (options.containsKey("sslcert")) {
+            b.sslCert(options.get("sslcert"));
+        }
+        if (options.containsKey("sslkey")) {
+            b.sslKey(options.get("sslkey"));
+        }
     }
 
     /** The configuration this engine runs with. */

@@ -60,6 +60,28 @@ class DatabaseUrlTest {
     }
 
     @Test
+    void tlsOptionsTravelInTheJdbcUrlForFlyway() {
+        DatabaseUrl url = DatabaseUrl.parse("postgres://alice@db:5432/app?sslmode=verify-full&sslrootcert=/etc/ca%20dir/root.crt");
+        assertThat(url.options()).containsExactly(Map.entry("sslmode", "verify-full"),
+                Map.entry("sslrootcert", "/etc/ca dir/root.crt"));
+        assertThat(url.jdbcUrl()).isEqualTo("jdbc:postgresql://db:5432/app?sslmode=verify-full&sslrootcert=%2Fetc%2Fca%20dir%2Froot.crt");
+        assertThat(DatabaseUrl.parse("postgres://db/app").jdbcUrl()).isEqualTo("jdbc:postgresql://db:5432/app");
+    }
+
+    @Test
+    void unknownOptionsAreRefusedNotIgnored() {
+        assertThatThrownBy(() -> DatabaseUrl.parse("postgres://db/app?currentSchema=x"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unsupported connection option 'currentSchema'").hasMessageContaining("sslmode");
+    }
+
+    @Test
+    void badSslModeIsRefused() {
+        assertThatThrownBy(() -> DatabaseUrl.parse("postgres://db/app?sslmode=yes"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sslmode must be one of");
+    }
+
+    @Test
     void userWithoutPassword() {
         DatabaseUrl url = DatabaseUrl.parse("postgresql://bob@db:5433/shop");
         assertThat(url.user()).isEqualTo("bob");
@@ -83,15 +105,15 @@ class DatabaseUrlTest {
 
     @Test
     void otherOptionsKeepTheirOrderAndDecode() {
-        DatabaseUrl url = DatabaseUrl.parse("postgres://db/app?z=1&a=x%20y&flag&&b=");
-        assertThat(url.options()).containsExactly(Map.entry("z", "1"), Map.entry("a", "x y"), Map.entry("flag", ""),
-                Map.entry("b", ""));
+        DatabaseUrl url = DatabaseUrl.parse("postgres://db/app?sslmode=require&sslrootcert=x%20y&sslkey&&sslcert=");
+        assertThat(url.options()).containsExactly(Map.entry("sslmode", "require"), Map.entry("sslrootcert", "x y"),
+                Map.entry("sslkey", ""), Map.entry("sslcert", ""));
     }
 
     @Test
     void optionsAreImmutable() {
-        DatabaseUrl url = DatabaseUrl.parse("postgres://db/app?a=1");
-        assertThatThrownBy(() -> url.options().put("b", "2")).isInstanceOf(UnsupportedOperationException.class);
+        DatabaseUrl url = DatabaseUrl.parse("postgres://db/app?sslmode=prefer");
+        assertThatThrownBy(() -> url.options().put("sslkey", "2")).isInstanceOf(UnsupportedOperationException.class);
     }
 
     @ParameterizedTest

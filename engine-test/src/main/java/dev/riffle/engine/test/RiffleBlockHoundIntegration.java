@@ -11,6 +11,12 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * frees a magazine. r2dbc-postgresql hits that path while encoding statements on the event loop, and BlockHound reports it
  * as {@code Unsafe#park}. The lock is held for a few instructions and is part of the allocator's design, so it is not the
  * kind of blocking BlockHound exists to catch (STACK.md P5, also seen as line/armeria#6344).
+ *
+ * <p>With an {@code sslmode} that starts TLS, r2dbc-postgresql builds a netty {@code SslContext} for each new
+ * connection on the event loop, and the JDK seeds it from {@code /dev/urandom} (and may read its trust store) there.
+ * That is the driver's connection setup, not per-statement work (the pool creates connections rarely); the
+ * allowance is scoped to {@code SslContextBuilder#build} so any other file read on an event loop still fails the
+ * build. Documented in docs/operations.md.
  */
 public final class RiffleBlockHoundIntegration implements BlockHoundIntegration {
 
@@ -21,5 +27,6 @@ public final class RiffleBlockHoundIntegration implements BlockHoundIntegration 
     public void applyTo(BlockHound.Builder builder) {
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines");
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free");
+        builder.allowBlockingCallsInside("io.netty.handler.ssl.SslContextBuilder", "build");
     }
 }
