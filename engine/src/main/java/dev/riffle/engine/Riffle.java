@@ -131,7 +131,7 @@ public final class Riffle implements Disposable {
             return migrate
                     .then(startDb.query("schema_ready", st -> {}, row -> row.get("ready", Boolean.class)).next())
                     .flatMap(ready -> Boolean.TRUE.equals(ready)
-                            ? upgradeGuard(startDb, config.schema())
+                            ? upgradeGuard(startDb, config.schema()).then(recordQueuePolicies(startDb, config))
                             : Mono.error(new SchemaNotReadyException("schema '" + config.schema()
                                     + "' is not migrated; start with migrate(true) or run RiffleMigrations first")))
                     .then(Mono.fromCallable(() -> new Riffle(config, pool, direct, sql)))
@@ -156,6 +156,17 @@ public final class Riffle implements Disposable {
                     }
                     return Mono.empty();
                 });
+    }
+
+    /**
+     * Records each queue's explicit DLQ policy in {@code queue_meta}, where rescue (which runs in SQL, possibly in
+     * another engine) reads it. Engines configuring the same queue differently overwrite each other: last start wins.
+     */
+    private static Mono<Void> recordQueuePolicies(Db db, RiffleConfig config) {
+        return Flux.fromIterable(config.queues().values())
+                .filter(q -> q.dlq() != null)
+                .concatMap(q -> db.query("queue_dlq_policy", st -> st.bind("$1", q.name()).bind("$2", q.dlq()), row -> 1))
+                .then();
     }
 
     private static PostgresqlConnectionConfiguration connectionConfig(RiffleConfig config, String purpose) {

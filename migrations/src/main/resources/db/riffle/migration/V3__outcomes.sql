@@ -125,10 +125,10 @@ BEGIN
         ),
         hyd AS MATERIALIZED (
             SELECT ok.*, r.kind, r.args, r.created_at, r.payload AS ready_payload,
-                   ${schema}.exit_disposition(ok.ex, ok.attempt, ok.max_attempts, ok.dlq) AS disp,
+                   ${schema}.exit_disposition(ok.ex, ok.attempt, ok.max_attempts, dq.dlq) AS disp,
                    CASE ok.ex WHEN 'rescue' THEN 'rescued' WHEN 'deadline' THEN 'deadline_expired'
                               WHEN 'callback_timeout' THEN 'callback_timeout'
-                              ELSE ${schema}.exit_disposition(ok.ex, ok.attempt, ok.max_attempts, ok.dlq) END AS label,
+                              ELSE ${schema}.exit_disposition(ok.ex, ok.attempt, ok.max_attempts, dq.dlq) END AS label,
                    -- Progress recorded by the attempt (attempt_state) rides along in the payload, so the next
                    -- attempt can resume from its checkpoint.
                    CASE WHEN ok.err IS NULL THEN ${schema}.with_progress(r.payload, ok.jid, ok.rl)
@@ -142,6 +142,12 @@ BEGIN
                                          ORDER BY n DESC LIMIT 10) last10))
                    END AS new_payload
               FROM ok
+              -- Maintenance exits run in SQL and know only the engine default: a queue's own DLQ policy, recorded
+              -- in queue_meta by the engines that configure it, takes precedence for them.
+              CROSS JOIN LATERAL (SELECT CASE WHEN ok.ex IN ('rescue', 'deadline', 'callback_timeout')
+                                              THEN coalesce((SELECT m.dlq_enabled FROM ${schema}.queue_meta m
+                                                              WHERE m.queue = ok.queue), ok.dlq)
+                                              ELSE ok.dlq END AS dlq) dq
               JOIN ${schema}.ready_entries r
                 ON r.ready_slot = ok.ready_slot AND r.queue = ok.queue AND r.priority = ok.priority
                AND r.enqueue_shard = ok.enqueue_shard AND r.lane_seq = ok.lane_seq

@@ -73,3 +73,8 @@ SELECT coalesce(
          (SELECT (d.payload -> 'progress')::text FROM ${schema}.deferred_jobs d WHERE d.job_id = $1),
          (SELECT (r.payload -> 'progress')::text FROM ${schema}.ready_entries r WHERE r.job_id = $1
            ORDER BY r.ready_generation DESC, r.lane_seq DESC LIMIT 1)) AS progress
+
+-- name: queue_dlq_policy
+INSERT INTO ${schema}.queue_meta (queue, dlq_enabled) VALUES ($1, $2::boolean)
+ON CONFLICT (queue) DO UPDATE SET dlq_enabled = excluded.dlq_enabled
+ WHERE ${schema}.queue_meta.dlq_enabled IS DISTINCT FROM excluded.dlq_enabled
