@@ -333,6 +333,7 @@ public final class Riffle implements Disposable {
                     .timeout(Duration.ofSeconds(30), Mono.empty())
                     .then(advancer.close())
                     .then(Mono.fromRunnable(heartbeater::close))
+                    .then(Mono.fromRunnable(callbacks::close))
                     .then(maintenance.close())
                     .then(Mono.fromRunnable(cancelSignals::dispose))
                     .then(listener.close())

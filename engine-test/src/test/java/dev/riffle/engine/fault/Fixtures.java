@@ -110,14 +110,7 @@ final class Fixtures {
 
     /** Polls {@code condition} every 50 ms; false when {@code timeout} passed without it becoming true. */
     static boolean await(BooleanSupplier condition, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            sleep(50);
-        }
-        return true;
+        return dev.riffle.engine.test.Await.within(timeout, condition);
     }
 
     static void sleep(long millis) {

@@ -50,13 +50,7 @@ final class Engines {
     }
 
     static void awaitTrue(String what, java.util.function.BooleanSupplier condition) {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for: " + what);
-            }
-            reactor.core.publisher.Mono.delay(Duration.ofMillis(50)).block();
-        }
+        dev.riffle.engine.test.Await.until(what, TIMEOUT, condition);
     }
 
     static void close(Riffle... engines) {

@@ -51,17 +51,11 @@ final class Fixtures {
     }
 
     static void await(String what, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for: " + what);
-            }
-            Mono.delay(Duration.ofMillis(50)).block();
-        }
+        dev.riffle.engine.test.Await.until(what, TIMEOUT, condition);
     }
 
     static void pause(Duration d) {
-        Mono.delay(d).block();
+        dev.riffle.engine.test.Await.pause(d);
     }
 
     /** Holds the per-attempt advisory lock in an open transaction, as a completion in flight would. */

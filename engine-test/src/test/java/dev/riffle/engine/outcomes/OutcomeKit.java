@@ -60,13 +60,7 @@ final class OutcomeKit {
     }
 
     static void await(String what, Duration timeout, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out after " + timeout + " waiting for: " + what);
-            }
-            pause(Duration.ofMillis(25));
-        }
+        dev.riffle.engine.test.Await.until(what, timeout, condition);
     }
 
     /** Polls {@code sql} (one number) until it equals {@code expected}; fails with the last value otherwise. */
@@ -82,12 +76,7 @@ final class OutcomeKit {
     }
 
     static void pause(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        }
+        dev.riffle.engine.test.Await.pause(d);
     }
 
     /** The receipt id the claim of attempt {@code (jobId, runLease)} was given. */

@@ -33,9 +33,13 @@ public final class Callbacks implements ClaimedJob.CallbackRegistrar {
 
     private final Db db;
     private final Flux<String> resolved;
-    private final Duration recheckInterval;
-    private final Scheduler scheduler;
     private final int maxPayloadBytes;
+    // One engine-wide re-check tick that parked attempts subscribe to. A per-wait Flux.interval would cancel a
+    // periodic task whenever a wait ends, often on an event-loop thread, and removing it takes the timer queue's
+    // lock there; leaving a hot sink never touches the scheduler.
+    private final reactor.core.publisher.Sinks.Many<Long> ticks =
+            reactor.core.publisher.Sinks.many().multicast().directBestEffort();
+    private final reactor.core.Disposable ticker;
     private final AtomicLong registered = new AtomicLong();
     private final AtomicLong resumed = new AtomicLong();
 
@@ -46,9 +50,16 @@ public final class Callbacks implements ClaimedJob.CallbackRegistrar {
     public Callbacks(Db db, Flux<String> resolved, Duration recheckInterval, Scheduler scheduler, int maxPayloadBytes) {
         this.db = db;
         this.resolved = resolved;
-        this.recheckInterval = recheckInterval;
-        this.scheduler = scheduler;
         this.maxPayloadBytes = maxPayloadBytes;
+        long nanos = recheckInterval.toNanos();
+        this.ticker = scheduler.schedulePeriodically(() -> ticks.tryEmitNext(0L), nanos, nanos,
+                java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    /** Stops the re-check tick; waits still parked end through their attempt's cancellation or the NOTIFY. */
+    public void close() {
+        ticker.dispose();
+        ticks.tryEmitComplete();
     }
 
     @Override
@@ -153,7 +164,7 @@ public final class Callbacks implements ClaimedJob.CallbackRegistrar {
             Flux<Long> triggers = Flux.merge(
                     resolved.filter(key::equals).map(x -> 0L),
                     job.cancellation().thenReturn(0L).flux(),
-                    Flux.interval(recheckInterval, recheckInterval, scheduler).onBackpressureDrop(),
+                    ticks.asFlux().onBackpressureDrop(),
                     Flux.just(0L));
             return triggers.concatMap(t -> db.query("callback_status", attempt(job, id), Callbacks::state).single(), 1)
                     .filter(s -> !"waiting".equals(s.status()))
