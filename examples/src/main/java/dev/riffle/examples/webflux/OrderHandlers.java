@@ -116,13 +116,39 @@ public final class OrderHandlers {
                 + " FROM " + orders + " o WHERE o.id = $1";
     }
 
-    /** {@code POST /orders}, {@code GET /orders/{id}} and {@code GET /jobs/counts}. */
+    /** {@code POST /orders}, {@code GET /orders/{id}}, {@code GET /jobs/counts} and {@code POST /callbacks/{id}}. */
     RouterFunction<ServerResponse> routes() {
         return RouterFunctions.route()
                 .POST("/orders", this::create)
                 .GET("/orders/{id}", this::get)
                 .GET("/jobs/counts", this::counts)
+                .POST("/callbacks/{id}", this::resolveCallback)
                 .build();
+    }
+
+    /**
+     * The webhook an external system calls to resolve a callback a job registered
+     * ({@code Job.registerCallback}): the JSON body goes to the parked handler. 202 when accepted; 409 when the
+     * callback was already resolved; 404 when no such callback is pending (unknown, timed out, or its job ended);
+     * 400 for a malformed id or a body that is not a JSON object.
+     */
+    private Mono<ServerResponse> resolveCallback(ServerRequest request) {
+        java.util.UUID id;
+        try {
+            id = java.util.UUID.fromString(request.pathVariable("id"));
+        } catch (IllegalArgumentException e) {
+            return error(HttpStatus.BAD_REQUEST, Map.of("error", "callback id must be a UUID"));
+        }
+        return request.bodyToMono(String.class)
+                .defaultIfEmpty("")
+                .flatMap(body -> riffle.resumeExternal(id, body))
+                .then(ServerResponse.accepted().build())
+                .onErrorResume(dev.riffle.engine.api.InvalidJobException.class,
+                        e -> error(HttpStatus.BAD_REQUEST, Map.of("error", e.getMessage())))
+                .onErrorResume(dev.riffle.engine.api.CallbackRejectedException.class, e -> error(
+                        e.reason() == dev.riffle.engine.api.CallbackRejectedException.Reason.ALREADY_RESOLVED
+                                ? HttpStatus.CONFLICT : HttpStatus.NOT_FOUND,
+                        Map.of("error", e.getMessage())));
     }
 
     private Mono<ServerResponse> create(ServerRequest request) {

@@ -38,7 +38,10 @@ import tools.jackson.databind.json.JsonMapper;
  *       fulfilment job in the same database transaction; {@code ?fail=true} throws after the enqueue, so both roll
  *       back;</li>
  *   <li>{@code GET /orders/{id}} returns the order and whether its job completed;</li>
- *   <li>{@code GET /jobs/counts} returns the queue's counts.</li>
+ *   <li>{@code GET /jobs/counts} returns the queue's counts;</li>
+ *   <li>{@code POST /callbacks/{id}} with a JSON object body resolves an external-wait callback registered by a
+ *       job ({@code Job.registerCallback}): the webhook shape an external system (a payment provider, an approver)
+ *       calls.</li>
  * </ul>
  * A worker subscription in the same process fulfils the orders (marks them in the app's table), completes the jobs
  * and logs them.

@@ -123,6 +123,41 @@ class OrdersAppTest {
         }
     }
 
+    @Test
+    void theCallbackWebhookResumesAParkedJobOnceAndRejectsWhatItCannotUse() throws Exception {
+        // A job on a queue of the test's own, whose handler registers a callback and parks on it.
+        String queue = "approvals";
+        app.riffle().client().enqueue(dev.riffle.engine.api.NewJob.builder("approval").queue(queue).build())
+                .block(COMPLETION_WAIT);
+        java.util.concurrent.CompletableFuture<dev.riffle.engine.api.ExternalCallback> registered =
+                new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.CompletableFuture<String> resumedWith = new java.util.concurrent.CompletableFuture<>();
+        reactor.core.Disposable handler = app.riffle().subscribe(queue)
+                .flatMap(job -> job.registerCallback(Duration.ofMinutes(5))
+                        .doOnNext(registered::complete)
+                        .flatMap(dev.riffle.engine.api.ExternalCallback::await)
+                        .doOnNext(resumedWith::complete)
+                        .then(job.complete()), 1, 1)
+                .subscribe();
+        try {
+            String id = registered.get(COMPLETION_WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS).id().toString();
+
+            assertThat(post("/callbacks/not-a-uuid", "{}").statusCode()).isEqualTo(400);
+            assertThat(post("/callbacks/" + id, "[1,2]").statusCode()).as("not an object").isEqualTo(400);
+            assertThat(post("/callbacks/" + java.util.UUID.randomUUID(), "{}").statusCode()).isEqualTo(404);
+            assertThat(resumedWith).as("nothing above resumed the job").isNotDone();
+
+            HttpResponse<String> accepted = post("/callbacks/" + id, "{\"approved\":true}");
+            assertThat(accepted.statusCode()).as(accepted.body()).isEqualTo(202);
+            assertThat(json.readTree(resumedWith.get(COMPLETION_WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS))
+                    .get("approved").asBoolean()).isTrue();
+            HttpResponse<String> again = post("/callbacks/" + id, "{\"approved\":false}");
+            assertThat(again.statusCode()).as(again.body()).isEqualTo(409);
+        } finally {
+            handler.dispose();
+        }
+    }
+
     private static long count(Connection c, String sql, long id) throws Exception {
         try (PreparedStatement st = c.prepareStatement(sql)) {
             st.setLong(1, id);
