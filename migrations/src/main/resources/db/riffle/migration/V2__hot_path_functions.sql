@@ -9,7 +9,8 @@
 -- tests all call this function; nothing computes the key elsewhere.
 CREATE FUNCTION ${schema}.attempt_lock_key(p_job_id bigint, p_run_lease bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT hashtextextended('${schema_name}.attempt:' || p_job_id || ':' || p_run_lease, 0)
+    -- Explicit ::text casts keep every step immutable, so the planner inlines this into the caller's query.
+    SELECT hashtextextended('${schema_name}.attempt:' || p_job_id::text || ':' || p_run_lease::text, 0)
 $$;
 
 -- Takes the per-attempt advisory xact locks of a set of attempts, deduplicated and in key order (so two callers
@@ -499,8 +500,12 @@ DECLARE
     x       record;
     v_valid boolean;
     v_closed boolean;
+    v_leases boolean;
 BEGIN
     PERFORM ${schema}.lock_attempts(p_job_ids, p_run_leases);
+    -- Leases are rare (long or callback-waiting attempts): probe the lease ring per item only when it has any.
+    -- Read after the locks, so a lease materialized by a holder we waited for is seen.
+    v_leases := EXISTS (SELECT 1 FROM ${schema}.leases);
 
     FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
         -- A slot number that names no partition can only come from a forged receipt: its items are stale.
@@ -521,7 +526,7 @@ BEGIN
              WHERE f.idx BETWEEN 1 AND b.claimed_count
                AND b.job_ids[f.idx] = f.jid AND b.run_leases[f.idx] = f.rl AND b.receipt_ids[f.idx] = f.rid
                AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I c WHERE c.receipt_ranges @> f.rid)
-               AND NOT EXISTS (SELECT 1 FROM %1$s.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl)
+               AND (NOT $8 OR NOT EXISTS (SELECT 1 FROM %1$s.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl))
         ),
         gone AS (
             DELETE FROM %1$s.attempt_state a USING ok WHERE a.job_id = ok.jid AND a.run_lease = ok.rl
@@ -548,7 +553,7 @@ BEGIN
         SELECT coalesce(array_agg(ok.ord), '{}') FROM ok
         $q$, '${schema}', 'lease_claim_batches_' || v_slot, 'lease_claim_closure_batches_' || v_slot)
         INTO v_part
-        USING p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids, v_slot;
+        USING p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids, v_slot, v_leases;
         v_done := v_done || v_part;
     END LOOP;
 
