@@ -302,7 +302,7 @@ public final class Riffle implements Disposable {
                 completer.flushes(), completer.completed(), completer.closed(), completer.rejected(),
                 inFlight.size(), listener.isListening(), maintenance.isLeader(), maintenance.staleRescued(),
                 maintenance.deadlineRescued(), maintenance.prunedSlots(), maintenance.leaseRescued(),
-                callbacks.registered(), callbacks.resumed());
+                callbacks.registered(), callbacks.resumed(), claimer.lockDetours());
     }
 
     /** Internal access for the test kit and tools; not API. */

@@ -19,8 +19,9 @@ package dev.riffle.engine;
  * @param leaseRescued attempts closed by lease-side rescue (stale leases, callback timeouts) run in this process
  * @param callbacksRegistered external-wait callbacks registered by this process's handlers
  * @param callbacksResumed callbacks resolved through this process ({@code resumeExternal})
+ * @param lockDetours claims that read the queue ring child by child because a prune held a child locked
  */
 public record RiffleStats(long claimBatches, long claimedJobs, long emptyClaims, long completionBatches,
                           long completed, long closed, long rejected, int inFlight, boolean listening,
                           boolean leader, long staleRescued, long deadlineRescued, long prunedSlots,
-                          long leaseRescued, long callbacksRegistered, long callbacksResumed) {}
+                          long leaseRescued, long callbacksRegistered, long callbacksResumed, long lockDetours) {}

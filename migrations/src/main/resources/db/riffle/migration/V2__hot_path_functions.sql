@@ -218,8 +218,64 @@ $$;
 -- The cursor is not moved over the newly claimed rows here: sequences do not roll back (DESIGN.md §12 item 1).
 -- When nothing is claimed, one row comes back with status 'empty' (no visible work) or 'busy' (work exists but
 -- every lane with work is being claimed by someone else right now), and job_id NULL.
+-- The lane's first committed segment that ends past p_after (DESIGN.md §5.2.2), for claim. The usual read goes
+-- through the partitioned parent, which needs a lock on every queue-ring child: a prune holding (or queued for)
+-- ACCESS EXCLUSIVE on a child would make the claim wait for the whole TRUNCATE, its index rebuilds and their fsyncs
+-- (DESIGN.md preface item 12). So that read may wait 2 ms at most and otherwise fails the claim statement with
+-- lock_not_available (55P03); the client then claims again with p_avoid_parent, which reads each child on its own
+-- and skips a child it cannot lock within 2 ms, reporting that in "skipped". A skipped child may hold the lane's next
+-- rows (prune only takes inert slots, but an operator's lock could be anywhere), so the caller must not treat the
+-- positions before the segment found as dead while skipped is true. The usual path has no exception block, since
+-- a subtransaction per claim measurably slowed every claim.
+CREATE FUNCTION ${schema}.lane_segment(p_queue text, p_priority smallint, p_shard smallint, p_after bigint,
+                                       p_avoid_parent boolean,
+                                       OUT ready_slot int, OUT ready_generation bigint, OUT first_lane_seq bigint,
+                                       OUT next_lane_seq bigint, OUT skipped boolean)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+#variable_conflict use_column
+DECLARE
+    v_prev text := current_setting('lock_timeout');
+    n      int;
+    s      int;
+    c      record;
+BEGIN
+    skipped := false;
+    PERFORM set_config('lock_timeout', '2ms', true);
+    IF NOT p_avoid_parent THEN
+        SELECT rs.ready_slot, rs.ready_generation, rs.first_lane_seq, rs.next_lane_seq
+          INTO ready_slot, ready_generation, first_lane_seq, next_lane_seq
+          FROM ${schema}.ready_segments rs
+         WHERE rs.queue = p_queue AND rs.priority = p_priority AND rs.enqueue_shard = p_shard AND rs.next_lane_seq > p_after
+         ORDER BY rs.next_lane_seq
+         LIMIT 1;
+        PERFORM set_config('lock_timeout', v_prev, true);
+        RETURN;
+    END IF;
+    SELECT q.slot_count INTO n FROM ${schema}.queue_ring_state q;
+    FOR s IN 0 .. n - 1 LOOP
+        BEGIN
+            EXECUTE format('SELECT rs.ready_slot, rs.ready_generation, rs.first_lane_seq, rs.next_lane_seq
+                              FROM %s.%I rs
+                             WHERE rs.queue = $1 AND rs.priority = $2 AND rs.enqueue_shard = $3 AND rs.next_lane_seq > $4
+                             ORDER BY rs.next_lane_seq LIMIT 1', '${schema}', 'ready_segments_' || s)
+               INTO c USING p_queue, p_priority, p_shard, p_after;
+        EXCEPTION WHEN lock_not_available THEN
+            skipped := true;
+            CONTINUE;
+        END;
+        IF c.next_lane_seq IS NOT NULL AND (next_lane_seq IS NULL OR c.next_lane_seq < next_lane_seq) THEN
+            ready_slot := c.ready_slot;
+            ready_generation := c.ready_generation;
+            first_lane_seq := c.first_lane_seq;
+            next_lane_seq := c.next_lane_seq;
+        END IF;
+    END LOOP;
+    PERFORM set_config('lock_timeout', v_prev, true);
+END
+$$;
+
 CREATE FUNCTION ${schema}.claim_ready(p_queues text[], p_deadline_secs int[], p_max int,
-                                      p_materialize boolean[] DEFAULT '{}')
+                                      p_materialize boolean[] DEFAULT '{}', p_avoid_parent boolean DEFAULT false)
 RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
                run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
                ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
@@ -244,6 +300,7 @@ DECLARE
     v_deadline   timestamptz;
     v_mat        boolean;
     v_lease      record;
+    v_busy       boolean := false;
 BEGIN
     -- A lane can look like it has work only because its cursor lags behind committed claims; after healing such
     -- a lane, try the next one instead of reporting the queue empty.
@@ -269,7 +326,10 @@ BEGIN
            FOR UPDATE OF ch SKIP LOCKED;
 
         IF NOT FOUND THEN
-            IF EXISTS (SELECT 1
+            IF v_busy THEN
+                -- A lane with work could not be read past a locked child: retry soon rather than wait for a NOTIFY.
+                status := 'busy';
+            ELSIF EXISTS (SELECT 1
                          FROM ${schema}.queue_claim_heads ch
                          JOIN ${schema}.queue_enqueue_heads eh
                            ON eh.queue = ch.queue AND eh.priority = ch.priority AND eh.enqueue_shard = ch.enqueue_shard
@@ -295,12 +355,14 @@ BEGIN
         LOOP
             v_iter := v_iter + 1;
             EXIT WHEN v_iter > 10000;
-            SELECT rs.ready_slot, rs.ready_generation, rs.first_lane_seq, rs.next_lane_seq INTO seg
-              FROM ${schema}.ready_segments rs
-             WHERE rs.queue = h.q AND rs.priority = h.p AND rs.enqueue_shard = h.s AND rs.next_lane_seq > v_cur
-             ORDER BY rs.next_lane_seq
-             LIMIT 1;
-            IF NOT FOUND THEN
+            SELECT * INTO seg FROM ${schema}.lane_segment(h.q, h.p, h.s, v_cur, p_avoid_parent);
+            IF seg.skipped AND (seg.next_lane_seq IS NULL OR seg.first_lane_seq > v_cur) THEN
+                -- The lane's next rows may sit in the child we could not read: claim nothing from it now.
+                v_busy := true;
+                seg := NULL;
+                EXIT;
+            END IF;
+            IF seg.next_lane_seq IS NULL THEN
                 seg := NULL;
                 EXIT;
             END IF;

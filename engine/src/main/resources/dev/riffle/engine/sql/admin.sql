@@ -1,7 +1,7 @@
 -- Admin reads. These scan backlogs; never call them on a dispatch path.
 
 -- name: schema_ready
-SELECT to_regprocedure(${schema_literal} || '.claim_ready(text[],integer[],integer,boolean[])') IS NOT NULL AS ready
+SELECT to_regprocedure(${schema_literal} || '.claim_ready(text[],integer[],integer,boolean[],boolean)') IS NOT NULL AS ready
 
 -- name: counts
 WITH heads AS MATERIALIZED (

@@ -5,7 +5,7 @@ SELECT j AS job_id
   FROM ${schema}.enqueue_jobs($1::text[], $2::text[], $3::jsonb[], $4::smallint[], $5::smallint[], $6::timestamptz[]) AS j
 
 -- name: claim
-SELECT * FROM ${schema}.claim_ready($1::text[], $2::int[], $3::int, $4::boolean[])
+SELECT * FROM ${schema}.claim_ready($1::text[], $2::int[], $3::int, $4::boolean[], $5::boolean)
 
 -- name: complete
 SELECT * FROM ${schema}.complete_compact($1::int[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[])

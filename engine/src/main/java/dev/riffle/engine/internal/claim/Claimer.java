@@ -41,6 +41,7 @@ public final class Claimer {
     private final AtomicLong claimBatches = new AtomicLong();
     private final AtomicLong claimedJobs = new AtomicLong();
     private final AtomicLong emptyClaims = new AtomicLong();
+    private final AtomicLong lockDetours = new AtomicLong();
 
     /** Creates the claimer. */
     public Claimer(Db db, CursorAdvancer advancer, CompletionBatcher completer, InFlight inFlight,
@@ -57,8 +58,21 @@ public final class Claimer {
      * materialization flags, both aligned with queues.
      */
     public Mono<Result> claim(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int max) {
+        return claimOnce(queues, deadlineSecs, materialize, max, false)
+                // The segment lookup through the partitioned parent gave up after 2 ms because a prune holds (or
+                // waits for) ACCESS EXCLUSIVE on a queue-ring child: claim again reading the children one by one,
+                // around the locked one, instead of waiting for the prune's TRUNCATE.
+                .onErrorResume(e -> "55P03".equals(Db.sqlState(e)),
+                        e -> {
+                            lockDetours.incrementAndGet();
+                            return claimOnce(queues, deadlineSecs, materialize, max, true);
+                        });
+    }
+
+    private Mono<Result> claimOnce(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int max,
+                                   boolean avoidParent) {
         return db.query("claim", st -> st.bind("$1", queues).bind("$2", deadlineSecs).bind("$3", max)
-                        .bind("$4", materialize), this::map)
+                        .bind("$4", materialize).bind("$5", avoidParent), this::map)
                 .collectList()
                 .map(rows -> {
                     if (rows.isEmpty() || rows.get(0).job() == null) {
@@ -140,6 +154,11 @@ public final class Claimer {
     /** Jobs claimed. */
     public long claimedJobs() {
         return claimedJobs.get();
+    }
+
+    /** Claims that went around a queue-ring child locked by a prune instead of waiting for it. */
+    public long lockDetours() {
+        return lockDetours.get();
     }
 
     /** Claim statements that found nothing. */

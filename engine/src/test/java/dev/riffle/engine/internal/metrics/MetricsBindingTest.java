@@ -35,7 +35,7 @@ class MetricsBindingTest {
     private static RiffleStats stats(long base, int inFlight, boolean listening, boolean leader) {
         // Distinct values per field, so a meter wired to the wrong field reads the wrong number.
         return new RiffleStats(base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7, inFlight,
-                listening, leader, base + 8, base + 9, base + 10, base + 11, base + 12, base + 13);
+                listening, leader, base + 8, base + 9, base + 10, base + 11, base + 12, base + 13, base + 14);
     }
 
     @BeforeEach
