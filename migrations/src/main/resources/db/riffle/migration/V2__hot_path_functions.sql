@@ -299,8 +299,12 @@ DECLARE
     v_claimed_at timestamptz;
     v_deadline   timestamptz;
     v_mat        boolean;
-    v_lease      record;
+    v_lease_slot int;
+    v_lease_gen  bigint;
     v_busy       boolean := false;
+    v_sql        text;
+    v_receipts   text;
+    v_leases     text;
 BEGIN
     -- A lane can look like it has work only because its cursor lags behind committed claims; after healing such
     -- a lane, try the next one instead of reporting the queue empty.
@@ -406,66 +410,12 @@ BEGIN
     v_mat        := coalesce(p_materialize[array_position(p_queues, h.q)], false);
     SELECT cr.slot INTO v_claim_slot FROM ${schema}.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
 
-    IF v_mat THEN
-        -- Materialized queue (DESIGN.md preface item 4): one row-local receipt and one mutable lease per job, in
-        -- the current claim and lease slots; no compact batch row, so each receipt has exactly one claim shape.
-        SELECT lr.slot, lr.generation INTO v_lease FROM ${schema}.lease_ring_rotations lr ORDER BY lr.generation DESC LIMIT 1;
-        RETURN QUERY EXECUTE format($q$
-        WITH sel AS MATERIALIZED (
-            SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at, r.payload
-              FROM %1$s.%2$I r
-             WHERE r.queue = $1 AND r.priority = $2 AND r.enqueue_shard = $3 AND r.lane_seq >= $4
-               AND r.lane_seq < $4 + 2 * $6 AND r.ready_generation = $5
-               AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
-                                WHERE t.queue = $1 AND t.priority = $2 AND t.enqueue_shard = $3
-                                  AND t.lane_seq = r.lane_seq AND t.ready_generation = $5)
-             ORDER BY r.lane_seq
-             LIMIT $6
-        ),
-        items AS MATERIALIZED (
-            SELECT s.*, nextval('%1$s.lease_claim_receipt_id_seq') AS rid FROM sel s
-        ),
-        evidence AS (
-            INSERT INTO %1$s.%4$I (ready_slot, ready_generation, queue, priority, enqueue_shard, claim_slot,
-                                   first_lane_seq, next_lane_seq, claimed_count, lane_ranges, claimed_at)
-            SELECT $7, $5, $1, $2, $3, $8, min(i.lane_seq), max(i.lane_seq) + 1, count(*),
-                   range_agg(int8range(i.lane_seq, i.lane_seq + 1)), $9
-              FROM items i
-            HAVING count(*) > 0
-        ),
-        receipts AS (
-            INSERT INTO %1$s.%5$I (claim_slot, job_id, run_lease, receipt_id, ready_slot, ready_generation, queue,
-                                   priority, enqueue_shard, lane_seq, attempt, max_attempts, claimed_at,
-                                   materialized_at, deadline_at)
-            SELECT $8, i.job_id, i.run_lease + 1, i.rid, $7, $5, $1, $2, $3, i.lane_seq, (i.attempt + 1)::smallint,
-                   i.max_attempts, $9, $9, $10
-              FROM items i
-        ),
-        leased AS (
-            INSERT INTO %1$s.%6$I (lease_slot, lease_generation, ready_slot, ready_generation, job_id, queue, state,
-                                   priority, attempt, run_lease, max_attempts, lane_seq, enqueue_shard, heartbeat_at,
-                                   deadline_at, attempted_at, claim_slot, receipt_id, batch_id, batch_index)
-            SELECT $11, $12, $7, $5, i.job_id, $1, 'running', $2, (i.attempt + 1)::smallint, i.run_lease + 1,
-                   i.max_attempts, i.lane_seq, $3, $9, $10, $9, $8, i.rid, 0, 0
-              FROM items i
-        )
-        SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
-               i.max_attempts, i.lane_seq, $3, $7, $5, $8, 0::bigint, 0, i.rid, $9, $10, i.created_at, i.payload, $11
-          FROM items i
-         ORDER BY i.lane_seq
-        $q$, '${schema}', 'ready_entries_' || seg.ready_slot, 'ready_tombstones_' || seg.ready_slot,
-             'ready_claim_attempt_batches_' || seg.ready_slot, 'lease_claims_' || v_claim_slot,
-             'leases_' || v_lease.slot)
-        USING h.q, h.p, h.s, v_cur, seg.ready_generation, v_limit, seg.ready_slot, v_claim_slot, v_claimed_at,
-              v_deadline, v_lease.slot, v_lease.generation;
-        RETURN;
-    END IF;
-
-    -- The range bound on lane_seq keeps this an index range of at most 2 x limit rows whatever the planner believes
-    -- about the child (ring children are truncated and refilled faster than statistics follow; with no estimate a
-    -- planner sorts every ready row of the lane for a LIMIT). Tombstones inside the range only make the claim
-    -- smaller, never wrong: the caller claims again.
-    RETURN QUERY EXECUTE format($q$
+    -- Selection, receipt ids and claim evidence are the same for both claim shapes. The range bound on lane_seq
+    -- keeps the selection an index range of at most 2 x limit rows whatever the planner believes about the child
+    -- (ring children are truncated and refilled faster than statistics follow; with no estimate a planner sorts every
+    -- ready row of the lane for a LIMIT). Tombstones inside the range only make the claim smaller, never wrong: the
+    -- caller claims again.
+    v_sql := $q$
     WITH sel AS MATERIALIZED (
         SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at, r.payload
           FROM %1$s.%2$I r
@@ -489,7 +439,39 @@ BEGIN
                range_agg(int8range(i.lane_seq, i.lane_seq + 1)), $9
           FROM items i
         HAVING count(*) > 0
+    )$q$;
+
+    IF v_mat THEN
+        -- Materialized queue (DESIGN.md preface item 4): one row-local receipt and one mutable lease per job, in
+        -- the current claim and lease slots; no compact batch row, so each receipt has exactly one claim shape.
+        SELECT lr.slot, lr.generation INTO v_lease_slot, v_lease_gen
+          FROM ${schema}.lease_ring_rotations lr ORDER BY lr.generation DESC LIMIT 1;
+        v_sql := v_sql || $q$,
+    receipts AS (
+        INSERT INTO %1$s.%5$I (claim_slot, job_id, run_lease, receipt_id, ready_slot, ready_generation, queue,
+                               priority, enqueue_shard, lane_seq, attempt, max_attempts, claimed_at,
+                               materialized_at, deadline_at)
+        SELECT $8, i.job_id, i.run_lease + 1, i.rid, $7, $5, $1, $2, $3, i.lane_seq, (i.attempt + 1)::smallint,
+               i.max_attempts, $9, $9, $10
+          FROM items i
     ),
+    leased AS (
+        INSERT INTO %1$s.%6$I (lease_slot, lease_generation, ready_slot, ready_generation, job_id, queue, state,
+                               priority, attempt, run_lease, max_attempts, lane_seq, enqueue_shard, heartbeat_at,
+                               deadline_at, attempted_at, claim_slot, receipt_id, batch_id, batch_index)
+        SELECT $11, $12, $7, $5, i.job_id, $1, 'running', $2, (i.attempt + 1)::smallint, i.run_lease + 1,
+               i.max_attempts, i.lane_seq, $3, $9, $10, $9, $8, i.rid, 0, 0
+          FROM items i
+    )
+    SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
+           i.max_attempts, i.lane_seq, $3, $7, $5, $8, 0::bigint, 0, i.rid, $9, $10, i.created_at, i.payload, $11
+      FROM items i
+     ORDER BY i.idx
+    $q$;
+        v_receipts := 'lease_claims_' || v_claim_slot;
+        v_leases := 'leases_' || v_lease_slot;
+    ELSE
+        v_sql := v_sql || $q$,
     cb AS (
         INSERT INTO %1$s.%5$I (claim_slot, ready_slot, ready_generation, queue, priority, enqueue_shard,
                                claimed_count, job_ids, run_leases, receipt_ids, lane_seqs, attempts,
@@ -505,12 +487,19 @@ BEGIN
     )
     SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
            i.max_attempts, i.lane_seq, $3, $7, $5, $8, cb.batch_id, i.idx, i.rid, $9, $10, i.created_at, i.payload,
-           NULL::int
+           $11
       FROM items i CROSS JOIN cb
      ORDER BY i.idx
-    $q$, '${schema}', 'ready_entries_' || seg.ready_slot, 'ready_tombstones_' || seg.ready_slot,
-         'ready_claim_attempt_batches_' || seg.ready_slot, 'lease_claim_batches_' || v_claim_slot)
-    USING h.q, h.p, h.s, v_cur, seg.ready_generation, v_limit, seg.ready_slot, v_claim_slot, v_claimed_at, v_deadline;
+    $q$;
+        v_receipts := 'lease_claim_batches_' || v_claim_slot;
+        v_leases := NULL;
+    END IF;
+
+    RETURN QUERY EXECUTE format(v_sql, '${schema}', 'ready_entries_' || seg.ready_slot,
+                                'ready_tombstones_' || seg.ready_slot, 'ready_claim_attempt_batches_' || seg.ready_slot,
+                                v_receipts, coalesce(v_leases, v_receipts))
+    USING h.q, h.p, h.s, v_cur, seg.ready_generation, v_limit, seg.ready_slot, v_claim_slot, v_claimed_at, v_deadline,
+          v_lease_slot, v_lease_gen;
 END
 $$;
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.riffle.engine.MaintenanceConfig;
 import dev.riffle.engine.Riffle;
-import dev.riffle.engine.api.Job;
 import dev.riffle.engine.test.RiffleTest;
 import dev.riffle.engine.test.TestDatabase;
 import dev.riffle.engine.test.fault.ChaosWorkerMain;
@@ -15,9 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
-import reactor.core.Disposable;
 
 /**
  * RELIABILITY S02, issue #4: a worker JVM is killed with SIGKILL while it holds claimed jobs mid-batch; a second
@@ -59,21 +56,7 @@ class CrashRescueIT {
             assertThat(deadAttempts).hasSize(held);
 
             // The survivor drains everything, including the rescued jobs once they are retried.
-            Set<Long> completed = ConcurrentHashMap.newKeySet();
-            Map<Long, Long> leaseOf = new ConcurrentHashMap<>();
-            Disposable drain = survivor.subscribe(QUEUE)
-                    .flatMap((Job j) -> j.complete().doOnSuccess(v -> {
-                        assertThat(completed.add(j.id())).as("completed twice: " + j.id()).isTrue();
-                        leaseOf.put(j.id(), j.runLease());
-                    }), 32, 1)
-                    .subscribe();
-            try {
-                assertThat(Fixtures.await(() -> completed.size() == n, Duration.ofSeconds(90)))
-                        .as("all %d jobs completed; %d so far", n, completed.size()).isTrue();
-            } finally {
-                drain.dispose();
-            }
-            assertThat(completed).containsExactlyInAnyOrderElementsOf(ids);
+            Map<Long, Long> leaseOf = Fixtures.drainOnce(survivor, QUEUE, ids, 32);
             // The dead attempts were closed by rescue, never by a completion; their jobs ran again with run lease 2.
             for (long id : deadAttempts) {
                 assertThat(leaseOf.get(id)).as("run lease of the completing attempt of job " + id).isEqualTo(2L);

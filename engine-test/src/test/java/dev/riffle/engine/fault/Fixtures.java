@@ -125,4 +125,31 @@ final class Fixtures {
     static String seconds(long startNanos) {
         return String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - startNanos) / 1e9);
     }
+
+    /**
+     * Drains {@code queue} on {@code engine} until every job of {@code ids} has completed, failing on a second
+     * accepted completion of any job or after 90 s; returns the run lease of each job's completing attempt.
+     */
+    static java.util.Map<Long, Long> drainOnce(Riffle engine, String queue, List<Long> ids, int concurrency) {
+        java.util.Set<Long> completed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.Map<Long, Long> leaseOf = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.Queue<Long> twice = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        reactor.core.Disposable drain = engine.subscribe(queue)
+                .flatMap(j -> j.complete().doOnSuccess(v -> {
+                    if (!completed.add(j.id())) {
+                        twice.add(j.id());
+                    }
+                    leaseOf.put(j.id(), j.runLease());
+                }), concurrency, 1)
+                .subscribe();
+        try {
+            org.assertj.core.api.Assertions.assertThat(await(() -> completed.size() == ids.size(), Duration.ofSeconds(90)))
+                    .as("all %d jobs completed; %d so far", ids.size(), completed.size()).isTrue();
+        } finally {
+            drain.dispose();
+        }
+        org.assertj.core.api.Assertions.assertThat(twice).as("jobs whose completion was accepted twice").isEmpty();
+        org.assertj.core.api.Assertions.assertThat(completed).containsExactlyInAnyOrderElementsOf(ids);
+        return leaseOf;
+    }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.riffle.engine.MaintenanceConfig;
 import dev.riffle.engine.Riffle;
-import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.test.RiffleTest;
 import dev.riffle.engine.test.TestDatabase;
@@ -15,9 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
-import reactor.core.Disposable;
 
 /**
  * RELIABILITY S02 for materialized leases (issue #5): a worker JVM holding leased attempts of a materialized queue is
@@ -61,21 +58,7 @@ class LeaseCrashRescueIT {
             assertThat(db.queryLong("SELECT count(*) FROM lease_claim_batches WHERE queue = ?", QUEUE))
                     .as("a materialized queue writes no compact claim batches").isZero();
 
-            Set<Long> completed = ConcurrentHashMap.newKeySet();
-            Map<Long, Long> leaseOf = new ConcurrentHashMap<>();
-            Disposable drain = survivor.subscribe(QUEUE)
-                    .flatMap((Job j) -> j.complete().doOnSuccess(v -> {
-                        assertThat(completed.add(j.id())).as("completed twice: " + j.id()).isTrue();
-                        leaseOf.put(j.id(), j.runLease());
-                    }), 16, 1)
-                    .subscribe();
-            try {
-                assertThat(Fixtures.await(() -> completed.size() == n, Duration.ofSeconds(90)))
-                        .as("all %d jobs completed; %d so far", n, completed.size()).isTrue();
-            } finally {
-                drain.dispose();
-            }
-            assertThat(completed).containsExactlyInAnyOrderElementsOf(ids);
+            Map<Long, Long> leaseOf = Fixtures.drainOnce(survivor, QUEUE, ids, 16);
             for (long id : deadAttempts) {
                 assertThat(leaseOf.get(id)).as("run lease of the completing attempt of job " + id).isEqualTo(2L);
             }
