@@ -451,7 +451,6 @@ BEGIN
                 IF r.st = 'closed' THEN
                     v_closed := v_closed || v_rids[r.ci];
                     v_budget := v_budget - 1;
-                    PERFORM pg_notify('${schema_name}.cancel', r.jid || ':' || r.rl);
                     job_id := r.jid;
                     run_lease := r.rl;
                     disposition := r.disp;
@@ -581,7 +580,6 @@ BEGIN
                         IF r.st = 'closed' THEN
                             v_closed := v_closed + 1;
                             v_budget := v_budget - 1;
-                            PERFORM pg_notify('${schema_name}.cancel', r.jid || ':' || r.rl);
                             job_id := r.jid;
                             run_lease := r.rl;
                             disposition := r.disp;
@@ -642,7 +640,6 @@ BEGIN
                                                 ARRAY[b.lease_state IS NOT NULL]) cc;
                 IF r.st = 'closed' THEN
                     v_budget := v_budget - 1;
-                    PERFORM pg_notify('${schema_name}.cancel', b.job_id || ':' || b.run_lease);
                     job_id := b.job_id;
                     run_lease := b.run_lease;
                     disposition := r.disp;

@@ -215,7 +215,6 @@ BEGIN
                                         array_fill(p_dlq, ARRAY[v_cnt]), array_fill(true, ARRAY[v_cnt])) cc
     LOOP
         IF r.st = 'closed' THEN
-            PERFORM pg_notify('${schema_name}.cancel', r.jid || ':' || r.rl);
             job_id := r.jid;
             run_lease := r.rl;
             disposition := r.disp;
