@@ -51,6 +51,25 @@ BEGIN
 END
 $$;
 
+-- True when any child of the ring's slot occupies a page: a physical test that also sees rows no snapshot can see
+-- yet (a producer transaction still open since the ring was at this slot) and dead rows of aborted writers. Rotation
+-- never re-enters, and prune never waves through as 'noop', a slot for which this is true; only the TRUNCATE of prune,
+-- after it proved every row of every generation in the slot inert under ACCESS EXCLUSIVE, makes it false again
+-- (docs/adr/0005). The lease ring keeps the row test: ended leases are deleted, so its pages outlive its rows.
+CREATE FUNCTION ${schema}.ring_slot_occupied(p_ring text, p_slot int) RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    f text;
+BEGIN
+    FOREACH f IN ARRAY ${schema}.ring_families(p_ring) LOOP
+        IF pg_relation_size(format('%s.%I', '${schema}', f || '_' || p_slot)::regclass) > 0 THEN
+            RETURN true;
+        END IF;
+    END LOOP;
+    RETURN false;
+END
+$$;
+
 -- Rotation (DESIGN.md §6.7): 'rotated' | 'skipped_busy' | 'skipped_idle'. Rotation is permission, not obligation.
 CREATE FUNCTION ${schema}.rotate_ring(p_ring text) RETURNS text
 LANGUAGE plpgsql VOLATILE AS $$
@@ -68,7 +87,12 @@ BEGIN
     END IF;
     SELECT * INTO c FROM ${schema}.ring_cursor(p_ring);
     v_next := (c.slot + 1) % n;
-    IF ${schema}.ring_slot_busy(p_ring, v_next) THEN
+    IF p_ring = 'lease' THEN
+        b := ${schema}.ring_slot_busy(p_ring, v_next);
+    ELSE
+        b := ${schema}.ring_slot_occupied(p_ring, v_next);
+    END IF;
+    IF b THEN
         RETURN 'skipped_busy';
     END IF;
     -- Idle gate over the whole ring: a drained ring with sealed rows still rotates until they are pruned.
@@ -104,18 +128,20 @@ BEGIN
 END
 $$;
 
--- Proof that queue slot (p_slot, p_gen) is inert (DESIGN.md §6.9): no lease references it, no ready row of any
--- lane is still claimable (at or past the lane's cursor, not tombstoned, not covered by claim evidence; matched by
--- queue, priority AND shard), and every receipt that references it has closure evidence. Returns the reason it
--- is not inert, or NULL.
-CREATE FUNCTION ${schema}.queue_slot_blocker(p_slot int, p_gen bigint) RETURNS text
+-- Proof that queue slot p_slot is inert (DESIGN.md §6.9): no lease references it, no ready row of any lane is still
+-- claimable (at or past the lane's cursor, not tombstoned, not covered by claim evidence; matched by queue, priority
+-- AND shard), and every receipt that references it has closure evidence. Returns the reason it is not inert, or NULL.
+-- The proof covers EVERY generation the slot holds, not only the one the ring last wrote there: TRUNCATE clears them
+-- all, and a producer transaction that stayed open across a lap commits its row under the older generation
+-- (docs/adr/0005). Lane positions and receipts do not depend on the generation, so nothing below filters on it.
+CREATE FUNCTION ${schema}.queue_slot_blocker(p_slot int) RETURNS text
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     b        boolean;
     v_claims bigint;
     v_closed bigint;
 BEGIN
-    IF EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.ready_slot = p_slot AND l.ready_generation = p_gen) THEN
+    IF EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.ready_slot = p_slot) THEN
         RETURN 'active_leases';
     END IF;
     -- Per lane: read the cursor once, then probe the lane's rows at or past it through the primary key. This runs
@@ -128,7 +154,7 @@ BEGIN
              WHERE EXISTS (
                    SELECT 1 FROM %1$s.%2$I r
                     WHERE r.queue = h.queue AND r.priority = h.priority AND r.enqueue_shard = h.enqueue_shard
-                      AND r.lane_seq >= c.cur AND r.ready_generation = $1
+                      AND r.lane_seq >= c.cur
                       AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
                                        WHERE t.ready_generation = r.ready_generation AND t.queue = r.queue
                                          AND t.priority = r.priority AND t.enqueue_shard = r.enqueue_shard
@@ -140,19 +166,19 @@ BEGIN
                                          AND e.lane_ranges @> r.lane_seq)))
         $q$, '${schema}', 'ready_entries_' || p_slot, 'ready_tombstones_' || p_slot,
              'ready_claim_attempt_batches_' || p_slot)
-       INTO b USING p_gen;
+       INTO b;
     IF b THEN
         RETURN 'pending_ready';
     END IF;
-    SELECT (SELECT count(*) FROM ${schema}.lease_claims c WHERE c.ready_slot = p_slot AND c.ready_generation = p_gen)
+    SELECT (SELECT count(*) FROM ${schema}.lease_claims c WHERE c.ready_slot = p_slot)
          + (SELECT coalesce(sum(claimed_count), 0) FROM ${schema}.lease_claim_batches c
-             WHERE c.ready_slot = p_slot AND c.ready_generation = p_gen)
+             WHERE c.ready_slot = p_slot)
       INTO v_claims;
     SELECT (SELECT count(*) FROM ${schema}.lease_claim_closures x
               JOIN ${schema}.lease_claims c ON c.claim_slot = x.claim_slot AND c.job_id = x.job_id AND c.run_lease = x.run_lease
-             WHERE c.ready_slot = p_slot AND c.ready_generation = p_gen)
+             WHERE c.ready_slot = p_slot)
          + (SELECT coalesce(sum(closed_count), 0) FROM ${schema}.lease_claim_closure_batches c
-             WHERE c.ready_slot = p_slot AND c.ready_generation = p_gen)
+             WHERE c.ready_slot = p_slot)
       INTO v_closed;
     IF v_claims <> v_closed THEN
         RETURN 'unclosed_claims';
@@ -194,7 +220,6 @@ DECLARE
     c        record;
     n        int := ${schema}.ring_slot_count(p_ring);
     v_slot   int;
-    v_gen    bigint;
     v_reason text;
     v_tables text;
     v_cur    record;
@@ -205,7 +230,6 @@ BEGIN
     END IF;
     SELECT * INTO c FROM ${schema}.ring_cursor(p_ring);
     v_slot := (c.slot + 1) % n;
-    v_gen  := c.generation + 1 - n;
     IF p_ring = 'lease' THEN
         -- Ended leases are deleted, so a lease slot holds no live row long before it holds no dead one: the proof
         -- is "no live lease", and there is work only while the child still occupies pages.
@@ -215,7 +239,7 @@ BEGIN
         IF pg_relation_size(format('%s.%I', '${schema}', 'leases_' || v_slot)::regclass) = 0 THEN
             RETURN 'noop';
         END IF;
-    ELSIF NOT ${schema}.ring_slot_busy(p_ring, v_slot) THEN
+    ELSIF NOT ${schema}.ring_slot_occupied(p_ring, v_slot) THEN
         RETURN 'noop';
     END IF;
     EXECUTE format('SELECT 1 FROM %s.%I FOR UPDATE', '${schema}', p_ring || '_ring_state');
@@ -223,7 +247,7 @@ BEGIN
 
     v_reason := CASE p_ring
         WHEN 'claim' THEN CASE WHEN ${schema}.claim_slot_balanced(v_slot) THEN NULL ELSE 'open_claims' END
-        WHEN 'queue' THEN ${schema}.queue_slot_blocker(v_slot, v_gen)
+        WHEN 'queue' THEN ${schema}.queue_slot_blocker(v_slot)
         WHEN 'lease' THEN NULL
     END;
     IF v_reason IS NOT NULL THEN
@@ -240,7 +264,7 @@ BEGIN
     END IF;
     v_reason := CASE p_ring
         WHEN 'claim' THEN CASE WHEN ${schema}.claim_slot_balanced(v_slot) THEN NULL ELSE 'open_claims' END
-        WHEN 'queue' THEN ${schema}.queue_slot_blocker(v_slot, v_gen)
+        WHEN 'queue' THEN ${schema}.queue_slot_blocker(v_slot)
         WHEN 'lease' THEN CASE WHEN ${schema}.ring_slot_busy('lease', v_slot) THEN 'lease_active' END
     END;
     IF v_reason IS NOT NULL THEN
