@@ -134,6 +134,42 @@ class LaneHeldByProducerIT {
     }
 
     @Test
+    void aHeldLaneWhoseDueBacklogFillsTheBatchDoesNotCrowdOutOtherLanes() throws Exception {
+        // Batches of two and one batch per pass: the held lane alone has more due rows than a batch holds.
+        Riffle riffle = OutcomeKit.start(db, b -> b.maintenance(OutcomeKit.manualMaintenance()
+                .promotionBatch(2).promotionMaxBatches(1).build()));
+        try (Connection producer = database.openJdbc()) {
+            Instant later = Instant.now().plus(Duration.ofHours(1));
+            List<Long> held = new java.util.ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                held.add(OutcomeKit.enqueue(riffle, NewJob.builder("k").queue("jh").runAt(later).build()));
+            }
+            long other = OutcomeKit.enqueue(riffle, NewJob.builder("k").queue("jo").runAt(later).build());
+            // The held lane's rows are the oldest due ones.
+            db.execute("UPDATE deferred_jobs SET run_at = now() - interval '1 hour' WHERE queue = 'jh'");
+            db.execute("UPDATE deferred_jobs SET run_at = now() - interval '1 second' WHERE queue = 'jo'");
+            producer.setAutoCommit(false);
+            long inTx = enqueueIn(producer, "jh");
+
+            CompletableFuture<Integer> pass = riffle.maintenance().promoteNow().toFuture();
+            assertThat(pass.get(5, TimeUnit.SECONDS)).as("only the free lane's job").isEqualTo(1);
+            assertThat(db.queryLong("SELECT count(*) FROM ready_entries WHERE job_id = ?", other)).isEqualTo(1);
+            assertThat(db.queryLong("SELECT count(*) FROM deferred_jobs WHERE queue = 'jh'")).isEqualTo(3);
+            assertStillOpen(producer);
+
+            producer.commit();
+            assertThat(OutcomeKit.promote(riffle)).isEqualTo(2);
+            assertThat(OutcomeKit.promote(riffle)).isEqualTo(1);
+            assertThat(OutcomeKit.promote(riffle)).isZero();
+            held.add(inTx);
+            assertThat(deliverAll(riffle, "jh", 4).keySet()).containsExactlyInAnyOrderElementsOf(held);
+            assertThat(deliverAll(riffle, "jo", 1).keySet()).containsExactly(other);
+        } finally {
+            OutcomeKit.close(riffle);
+        }
+    }
+
+    @Test
     void aDueJobOfTheHeldLaneStaysInTheBacklogAndIsPromotedOnceAfterTheProducerCommits() throws Exception {
         String q = "jc";
         Riffle riffle = startWithPromotion();
