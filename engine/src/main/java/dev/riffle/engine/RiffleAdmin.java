@@ -64,12 +64,19 @@ public final class RiffleAdmin {
                         row.get("dlq_at", OffsetDateTime.class).toInstant()));
     }
 
-    /** Moves one DLQ entry back to the ready ring (attempt 0, run lease kept); emits true if it existed. */
+    /**
+     * Moves one DLQ entry back to the ready ring (attempt 0, run lease kept); emits true if it existed. Never waits
+     * for a producer transaction that holds the job's lane: the entry then leaves the DLQ as a job due at once, which
+     * promotion makes ready as soon as the lane is free. True always means the job left the DLQ and will run.
+     */
     public Mono<Boolean> retryDlq(long jobId) {
         return retry(List.of(jobId)).map(ids -> !ids.isEmpty());
     }
 
-    /** Retries up to {@value #MAX_PAGE} entries matching {@code filter}; emits the retried ids. */
+    /**
+     * Retries up to {@value #MAX_PAGE} entries matching {@code filter}; emits the retried ids (each has left the
+     * DLQ, as for {@link #retryDlq(long)}).
+     */
     public Mono<List<Long>> retryDlq(DlqFilter filter) {
         return match(filter).flatMap(this::retry);
     }

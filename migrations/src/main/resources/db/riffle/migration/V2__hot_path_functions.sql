@@ -100,6 +100,35 @@ BEGIN
 END
 $$;
 
+-- Take a lane's reservation lock (the same key reserve_lane takes) for promotion, DLQ retry and release, which must
+-- not queue behind a producer transaction left open on that lane: it would hold them, and every lane they serve
+-- after it, for as long as it stays open. The lock is tried first; if it is held, a bounded wait (lock_timeout,
+-- set for this function only) lets short holders (autocommit enqueues, other closers) finish, and then the caller
+-- is told false and must leave that lane's jobs where they are. A lane that does not exist yet is created here
+-- under the same bound (its creation lock and the queue_meta insert can wait on an uncommitted creator). When this
+-- returns true the caller's reserve_lane on that lane re-enters the lock without waiting; the lock is still held to
+-- the caller's commit, so the ordering of positions within the lane is unchanged.
+CREATE FUNCTION ${schema}.try_lock_lane(p_queue text, p_priority smallint, p_shard smallint) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SET lock_timeout = '50ms' SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    v_seq text;
+BEGIN
+    SELECT seq_name INTO v_seq FROM ${schema}.queue_enqueue_heads
+     WHERE queue = p_queue AND priority = p_priority AND enqueue_shard = p_shard;
+    IF FOUND AND pg_try_advisory_xact_lock(hashtextextended('${schema_name}.' || v_seq, 0)) THEN
+        RETURN true;
+    END IF;
+    -- Contended or new lane only: the subtransaction is not paid by the common case above.
+    BEGIN
+        v_seq := ${schema}.ensure_lane(p_queue, p_priority, p_shard);
+        PERFORM pg_advisory_xact_lock(hashtextextended('${schema_name}.' || v_seq, 0));
+        RETURN true;
+    EXCEPTION WHEN lock_not_available THEN
+        RETURN false;
+    END;
+END
+$$;
+
 -- Append runnable rows to the queue ring (DESIGN.md §5.1.1 steps 5-9): reserve lane positions in a stable
 -- (queue, priority) order, read the ring cursor after reserving (so a later reservation never lands in an older
 -- generation), insert the ready rows and one segment per lane, and NOTIFY (delivered on commit, dropped on

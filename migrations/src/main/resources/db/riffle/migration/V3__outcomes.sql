@@ -82,6 +82,9 @@ DECLARE
     v_disp  text[] := '{}';
     v_part  record;
     v_back  record;
+    v_lane  record;
+    v_lane_q text[];
+    v_lane_p smallint[];
 BEGIN
     PERFORM ${schema}.lock_attempts(p_job_ids, p_run_leases);
 
@@ -245,12 +248,30 @@ BEGIN
        FROM unnest(v_done) AS u(o)
       WHERE p_exits[u.o] IN ('rescue', 'deadline', 'callback_timeout');
 
-    -- Released jobs go straight back to the ready ring (through the backlog row, in this same transaction).
+    -- Released jobs go straight back to the ready ring (through the backlog row, in this same transaction) when
+    -- their lane can be locked without waiting behind a producer transaction (try_lock_lane). A released job whose
+    -- lane is held keeps the backlog row written above, due now, and the next promotion tick after the lane frees
+    -- moves it: the close never blocks on a producer, and the job is in exactly one place either way.
     IF 'released' = ANY (v_disp) THEN
+        v_lane_q := '{}';
+        v_lane_p := '{}';
+        FOR v_lane IN
+            SELECT DISTINCT d.queue, d.priority
+              FROM ${schema}.deferred_jobs d
+             WHERE d.job_id IN (SELECT p_job_ids[o] FROM unnest(v_done, v_disp) AS u(o, dp) WHERE u.dp = 'released')
+               AND d.state = 'scheduled'
+             ORDER BY d.queue, d.priority
+        LOOP
+            IF ${schema}.try_lock_lane(v_lane.queue, v_lane.priority, 0::smallint) THEN
+                v_lane_q := v_lane_q || v_lane.queue;
+                v_lane_p := v_lane_p || v_lane.priority;
+            END IF;
+        END LOOP;
         WITH back AS (
             DELETE FROM ${schema}.deferred_jobs d
              WHERE d.job_id IN (SELECT p_job_ids[o] FROM unnest(v_done, v_disp) AS u(o, dp) WHERE u.dp = 'released')
                AND d.state = 'scheduled'
+               AND EXISTS (SELECT 1 FROM unnest(v_lane_q, v_lane_p) AS k(q, p) WHERE k.q = d.queue AND k.p = d.priority)
             RETURNING d.*
         )
         SELECT array_agg(job_id ORDER BY job_id) AS ids, array_agg(queue ORDER BY job_id) AS queues,
@@ -294,17 +315,56 @@ $$;
 -- Promote due deferred jobs into the ready ring (DESIGN.md §6.3): delete up to p_limit due rows (oldest first,
 -- SKIP LOCKED so overlapping leaders never take the same row) and re-append them in the same transaction, so a
 -- leader dying mid-batch loses nothing and duplicates nothing. Keeps job id, attempt, run_lease and payload.
+-- Lane locks come first, through try_lock_lane, before any row lock: a lane held by an open producer transaction
+-- is skipped, its due rows are not touched (not even row-locked) and wait for a later tick, and the selection is
+-- repeated without the skipped lanes so that their backlog cannot fill the batch and starve every other lane.
+-- Each pass adds at least one skipped lane or ends the loop.
 CREATE FUNCTION ${schema}.promote_due(p_limit int) RETURNS int
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-    r record;
+    v_q       text[] := '{}';
+    v_p       smallint[] := '{}';
+    v_skip_q  text[] := '{}';
+    v_skip_p  smallint[] := '{}';
+    v_skipped boolean;
+    l         record;
+    r         record;
 BEGIN
+    LOOP
+        v_skipped := false;
+        FOR l IN
+            SELECT DISTINCT c.queue, c.priority
+              FROM (SELECT dj.queue, dj.priority
+                      FROM ${schema}.deferred_jobs dj
+                      LEFT JOIN ${schema}.queue_meta m ON m.queue = dj.queue
+                     WHERE dj.run_at <= clock_timestamp() AND m.paused IS NOT TRUE
+                       AND NOT EXISTS (SELECT 1 FROM unnest(v_skip_q, v_skip_p) AS s(q, p)
+                                        WHERE s.q = dj.queue AND s.p = dj.priority)
+                     ORDER BY dj.run_at, dj.priority, dj.job_id
+                     LIMIT p_limit) c
+             WHERE NOT EXISTS (SELECT 1 FROM unnest(v_q, v_p) AS k(q, p) WHERE k.q = c.queue AND k.p = c.priority)
+             ORDER BY c.queue, c.priority
+        LOOP
+            IF ${schema}.try_lock_lane(l.queue, l.priority, 0::smallint) THEN
+                v_q := v_q || l.queue;
+                v_p := v_p || l.priority;
+            ELSE
+                v_skip_q := v_skip_q || l.queue;
+                v_skip_p := v_skip_p || l.priority;
+                v_skipped := true;
+            END IF;
+        END LOOP;
+        EXIT WHEN NOT v_skipped;
+    END LOOP;
+
     WITH due AS (
         DELETE FROM ${schema}.deferred_jobs d
          WHERE d.job_id IN (SELECT dj.job_id
                               FROM ${schema}.deferred_jobs dj
                               LEFT JOIN ${schema}.queue_meta m ON m.queue = dj.queue
                              WHERE dj.run_at <= clock_timestamp() AND m.paused IS NOT TRUE
+                               AND EXISTS (SELECT 1 FROM unnest(v_q, v_p) AS k(q, p)
+                                            WHERE k.q = dj.queue AND k.p = dj.priority)
                              ORDER BY dj.run_at, dj.priority, dj.job_id
                              LIMIT p_limit
                                FOR UPDATE OF dj SKIP LOCKED)
@@ -431,25 +491,55 @@ END
 $$;
 
 -- DLQ retry: move entries back to the ready ring with attempt 0 and their run_lease kept (so the next claim's run
--- lease is higher than every earlier attempt's evidence). Returns the retried job ids.
+-- lease is higher than every earlier attempt's evidence). Returns the retried job ids: every requested entry that
+-- was in the DLQ, and only those.
+-- An entry whose lane is held by an open producer transaction (try_lock_lane) is not waited for and not refused:
+-- it leaves the DLQ all the same, into the backlog as 'scheduled', due now, and the first promotion tick after the
+-- lane frees makes it ready. So the admin call never blocks behind a producer and never silently does nothing: a
+-- returned id has left the DLQ and will run, either at once or as soon as its lane is free.
 CREATE FUNCTION ${schema}.dlq_retry(p_job_ids bigint[]) RETURNS SETOF bigint
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-    r record;
+    r     record;
+    l     record;
+    v_q   text[] := '{}';
+    v_p   smallint[] := '{}';
 BEGIN
+    -- Lane locks before the DLQ row locks the DELETE below takes.
+    FOR l IN
+        SELECT DISTINCT d.queue, d.priority FROM ${schema}.dlq_entries d
+         WHERE d.job_id = ANY (p_job_ids) ORDER BY d.queue, d.priority
+    LOOP
+        IF ${schema}.try_lock_lane(l.queue, l.priority, 0::smallint) THEN
+            v_q := v_q || l.queue;
+            v_p := v_p || l.priority;
+        END IF;
+    END LOOP;
+
     WITH moved AS (
         DELETE FROM ${schema}.dlq_entries d WHERE d.job_id = ANY (p_job_ids) RETURNING d.*
+    ),
+    parked AS (
+        INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
+                                             max_attempts, run_at, attempted_at, created_at, payload)
+        SELECT m.job_id, m.kind, m.queue, m.args, 'scheduled', m.priority, 0, m.run_lease, m.max_attempts,
+               clock_timestamp(), m.attempted_at, m.created_at, m.payload
+          FROM moved m
+         WHERE NOT EXISTS (SELECT 1 FROM unnest(v_q, v_p) AS k(q, p) WHERE k.q = m.queue AND k.p = m.priority)
+        RETURNING job_id
     )
-    SELECT array_agg(job_id ORDER BY job_id) AS ids, array_agg(queue ORDER BY job_id) AS queues,
+    SELECT (SELECT array_agg(job_id ORDER BY job_id) FROM moved) AS all_ids,
+           array_agg(job_id ORDER BY job_id) AS ids, array_agg(queue ORDER BY job_id) AS queues,
            array_agg(kind ORDER BY job_id) AS kinds, array_agg(args ORDER BY job_id) AS args,
            array_agg(priority ORDER BY job_id) AS prios, array_agg(max_attempts ORDER BY job_id) AS maxs,
            array_agg(0::smallint ORDER BY job_id) AS attempts, array_agg(run_lease ORDER BY job_id) AS leases,
            array_agg(payload ORDER BY job_id) AS payloads, array_agg(created_at ORDER BY job_id) AS created,
            array_agg(clock_timestamp() ORDER BY job_id) AS run_ats
       INTO r
-      FROM moved;
+      FROM moved m
+     WHERE EXISTS (SELECT 1 FROM unnest(v_q, v_p) AS k(q, p) WHERE k.q = m.queue AND k.p = m.priority);
     PERFORM ${schema}.append_ready(r.ids, r.queues, r.kinds, r.args, r.prios, r.maxs, r.attempts, r.leases,
                                    r.payloads, r.created, r.run_ats);
-    RETURN QUERY SELECT unnest(coalesce(r.ids, '{}'));
+    RETURN QUERY SELECT unnest(coalesce(r.all_ids, '{}'));
 END
 $$;

@@ -131,13 +131,12 @@ class PromotionIT {
             List<Long> ids = new ArrayList<>(survivor.client().enqueueMany(jobs).block(TIMEOUT));
             db.execute("UPDATE deferred_jobs SET run_at = now() - interval '1 second' WHERE queue = ?", q);
 
-            // Hold the lane's reservation lock: the victim's promotion deletes the due rows, then waits here with
-            // its transaction open, and is killed there.
+            // Block writes to the current ready-ring child: the victim's promotion locks the lane and deletes the
+            // due rows, then waits here, in its re-append, with its transaction open, and is killed there. (A held
+            // lane lock would not do: promotion skips a lane it cannot lock instead of waiting for it.)
             holder.setAutoCommit(false);
-            try (PreparedStatement ps = holder.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(? || '.' || seq_name, 0)) "
-                    + "FROM queue_enqueue_heads WHERE queue = ?")) {
-                ps.setString(1, db.schema());
-                ps.setString(2, q);
+            String child = "ready_entries_" + db.queryLong("SELECT slot FROM queue_ring_rotations ORDER BY generation DESC LIMIT 1");
+            try (PreparedStatement ps = holder.prepareStatement("LOCK TABLE " + child + " IN SHARE MODE")) {
                 ps.execute();
             }
             CompletableFuture<Integer> dying = victim.maintenance().promoteNow().toFuture();

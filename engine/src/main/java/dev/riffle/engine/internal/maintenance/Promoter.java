@@ -7,6 +7,11 @@ import reactor.core.publisher.Mono;
  * Promotion (DESIGN.md §6.3): moves due deferred jobs (scheduled, snoozed, retryable) into the ready ring in
  * bounded batches, oldest first, while batches come back full (at most {@code maxBatches} per run). Each batch is
  * one transaction that deletes and re-appends, so a leader dying mid-batch loses and duplicates nothing.
+ *
+ * <p>A lane whose reservation lock an open producer transaction holds is skipped by {@code promote_due} rather than
+ * waited for, so one idle producer cannot stall promotion of every other lane; its due jobs stay in the backlog and
+ * are taken by the first tick after the lane frees. A short batch therefore does not mean nothing else is due: the
+ * next tick looks again.
  */
 public final class Promoter {
     private final Db db;
