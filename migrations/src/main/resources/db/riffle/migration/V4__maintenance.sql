@@ -454,6 +454,17 @@ BEGIN
                  LIMIT v_budget) x
          WHERE pg_try_advisory_xact_lock(${schema}.attempt_lock_key(w.jids[x.ord], w.rls[x.ord]));
 
+        -- ...re-judge "stale" under those locks with a fresh snapshot: a heartbeat that committed after the window
+        -- read (it takes the same attempt lock, so none can commit from here on) keeps its attempt alive. A candidate
+        -- dropped here counts as alive below, so the cursor stops before it and the next pass looks again...
+        IF cardinality(v_locked.ords) > 0 THEN
+            SELECT coalesce(array_agg(t.o ORDER BY t.o), '{}') AS ords INTO v_locked
+              FROM unnest(v_locked.ords) AS t(o)
+             WHERE coalesce((SELECT a.heartbeat_at FROM ${schema}.attempt_state a
+                              WHERE a.job_id = w.jids[t.o] AND a.run_lease = w.rls[t.o]), w.ats[t.o]) < v_cutoff
+               AND NOT EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = w.jids[t.o] AND l.run_lease = w.rls[t.o]);
+        END IF;
+
         -- ...and close them in the next ones (close_attempts re-checks closure evidence with a fresh snapshot).
         v_closed := '{}';
         IF cardinality(v_locked.ords) > 0 THEN
