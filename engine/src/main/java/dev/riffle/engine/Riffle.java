@@ -256,7 +256,14 @@ public final class Riffle implements Disposable {
      * at most {@code concurrency} handlers running at once (that is also the subscription's demand, so at most
      * that many jobs are claimed and not finished). The handler's outcome is recorded exactly once: an error is a
      * retry with the queue's backoff while attempts remain; an unknown kind fails terminally with a clear reason.
-     * Cold; cancel the returned {@code Flux} to stop.
+     *
+     * <p>The engine owns the handler's subscription: when the attempt is taken away while the handler runs (an
+     * operator's {@link RiffleAdmin#cancel(long)}, or a rescue), the handler's {@code Mono} is cancelled, nothing
+     * is written for the attempt, and a {@link JobResult} with {@code accepted == false} is emitted.
+     *
+     * <p>Database outages do not end the returned {@code Flux}: claims back off and resume, and an outcome that
+     * could not be recorded is reported as not accepted while its attempt stays open for rescue (which delivers
+     * the job again). Cold; cancel the returned {@code Flux} to stop.
      */
     public Flux<JobResult> work(Map<String, JobHandler> handlers, int concurrency, String... queues) {
         Map<String, JobHandler> byKind = Map.copyOf(handlers);
@@ -273,11 +280,54 @@ public final class Riffle implements Disposable {
                 : Mono.defer(() -> handler.handle(job))
                         .defaultIfEmpty(JobOutcome.complete())
                         .onErrorResume(e -> Mono.just(JobOutcome.retry(String.valueOf(e))));
-        return outcome.flatMap(o -> job.finish(o)
-                .thenReturn(new JobResult(job.id(), job.runLease(), job.kind(), o, true))
-                .onErrorResume(AttemptRejectedException.class,
-                        e -> Mono.just(new JobResult(job.id(), job.runLease(), job.kind(), o, false))));
+        return outcome
+                // A cancel or rescue closed the attempt: stop the handler (its Mono sees the cancellation) and
+                // write nothing; the closure was recorded by whoever took the attempt away.
+                .takeUntilOther(job.cancellation().then(Mono.just(Boolean.TRUE)))
+                .flatMap(o -> job.finish(o)
+                        .doOnSuccess(v -> outcomes.recorded())
+                        .thenReturn(new JobResult(job.id(), job.runLease(), job.kind(), o, true))
+                        .onErrorResume(e -> {
+                            if (!(e instanceof AttemptRejectedException)) {
+                                outcomes.failed(job, e);
+                            }
+                            return Mono.just(new JobResult(job.id(), job.runLease(), job.kind(), o, false));
+                        }))
+                .switchIfEmpty(Mono.fromSupplier(() -> new JobResult(job.id(), job.runLease(), job.kind(),
+                        JobOutcome.cancel(TAKEN_AWAY), false)));
     }
+
+    private static final String TAKEN_AWAY = "the attempt was taken away while its handler ran (cancelled or rescued)";
+
+    /**
+     * Outcomes {@code work(...)} could not record (the database was unreachable, or the engine is closing): the
+     * attempts stay open for rescue. Logged once when such failures start and once when recording works again.
+     */
+    private static final class OutcomeFailures {
+        private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.work");
+        private final java.util.concurrent.atomic.AtomicLong failing = new java.util.concurrent.atomic.AtomicLong();
+
+        void failed(Job job, Throwable e) {
+            if (e instanceof RiffleShutdownException) {
+                log.debug("outcome of {} not recorded: {}", job, e.toString());
+                return;
+            }
+            if (failing.getAndIncrement() == 0) {
+                log.warn("recording handler outcomes fails ({}); those attempts stay open and rescue delivers the jobs "
+                        + "again; further failures are counted, not logged", e.toString());
+            }
+        }
+
+        void recorded() {
+            // Read first: the common case (nothing failed) must not write a shared counter per outcome.
+            long n = failing.get() == 0 ? 0 : failing.getAndSet(0);
+            if (n > 0) {
+                log.info("recording handler outcomes works again; {} outcomes were not recorded and are left to rescue", n);
+            }
+        }
+    }
+
+    private final OutcomeFailures outcomes = new OutcomeFailures();
 
     /** Operator actions: cancel, DLQ. */
     public RiffleAdmin admin() {

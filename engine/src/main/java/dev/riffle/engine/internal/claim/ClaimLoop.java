@@ -3,10 +3,13 @@ package dev.riffle.engine.internal.claim;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.internal.notify.WakeupListener;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -24,10 +27,16 @@ import reactor.core.scheduler.Scheduler;
  * <p>Wake-ups: a NOTIFY for one of the subscribed queues, a (re)connect of the listener, a poll tick (short
  * interval while LISTEN is down, long safety interval while it is up), or a previous claim that returned jobs
  * (there may be more). A claim that found every lane busy retries after a short jittered delay.
+ *
+ * <p>A failed claim never ends the subscription: the loop backs off (exponential, capped, jittered) and keeps
+ * claiming for as long as the subscription lives; poll ticks do not shorten the backoff, a listener reconnect
+ * (the database answers again) ends it. Emission, release of jobs that can no longer be emitted, and completion
+ * all run in one serialized drain loop, so a claimed job is either handed to the subscriber or released.
  */
 public final class ClaimLoop {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.claim");
-    private static final Duration MAX_ERROR_BACKOFF = Duration.ofSeconds(5);
+    private static final long MIN_ERROR_BACKOFF_MS = 100;
+    private static final long MAX_ERROR_BACKOFF_MS = 3_000;
 
     /** Subscription settings. */
     public record Settings(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int maxBatch, Duration pollInterval,
@@ -43,6 +52,10 @@ public final class ClaimLoop {
     private final Disposable.Composite resources = Disposables.composite();
     // One pending retry timer at a time; replacing it disposes the old one, so nothing accumulates per claim.
     private final Disposable.Swap retryTimer = Disposables.swap();
+    // The poll is a chain of one-shot tasks rather than a periodic one: disposing a one-shot reactor task is
+    // allowed to take the timer queue's lock briefly (BlockHound knows it), disposing a periodic one is not, and the
+    // subscription may be cancelled from an event-loop thread.
+    private final Disposable.Swap pollTimer = Disposables.swap();
     private volatile boolean inFlight;
     private final reactor.core.publisher.Sinks.Empty<Void> idle = reactor.core.publisher.Sinks.empty();
     private volatile boolean maybeWork = true;
@@ -53,8 +66,15 @@ public final class ClaimLoop {
     private final Disposable.Swap lingerTimer = Disposables.swap();
     private volatile boolean lingering;
     private volatile boolean disposed;
+    // After a failed claim: no claim until the backoff timer fires or the listener reconnects.
+    private volatile boolean backingOff;
+    // A finished claim waiting for the drain loop to emit (or release) its jobs.
+    private volatile Claimer.@Nullable Result result;
+    private volatile boolean completeRequested;
+    private boolean completed; // drain loop only
     private volatile long lastAttemptNanos = System.nanoTime();
-    private int consecutiveErrors;
+    private int consecutiveErrors; // claim callbacks only; at most one claim is in flight
+    private long failingSinceNanos;
 
     private ClaimLoop(FluxSink<Job> sink, Claimer claimer, Settings settings, Scheduler scheduler, WakeupListener listener) {
         this.sink = sink;
@@ -71,7 +91,7 @@ public final class ClaimLoop {
      */
     public static Flux<Job> flux(Claimer claimer, Settings settings, Scheduler scheduler, WakeupListener listener,
                                  Set<ClaimLoop> live) {
-        return Flux.create(sink -> {
+        return Flux.<Job>create(sink -> {
             ClaimLoop loop = new ClaimLoop(sink, claimer, settings, scheduler, listener);
             live.add(loop);
             sink.onDispose(() -> {
@@ -81,22 +101,41 @@ public final class ClaimLoop {
             loop.start();
             sink.onRequest(n -> loop.drain());
             loop.drain();
-        }, FluxSink.OverflowStrategy.ERROR);
+        }, FluxSink.OverflowStrategy.ERROR)
+                // The drain loop checks before every emission; this catches a job the sink itself discards anyway.
+                .doOnDiscard(ClaimedJob.class, job -> release(List.of(job)));
     }
 
     private void start() {
         resources.add(listener.wakeups()
                 .filter(q -> WakeupListener.ALL.equals(q) || queueSet.contains(q))
-                .subscribe(q -> wake()));
-        long tick = settings.pollInterval().toNanos();
-        resources.add(scheduler.schedulePeriodically(this::pollTick, tick, tick, TimeUnit.NANOSECONDS));
+                .subscribe(q -> {
+                    if (WakeupListener.ALL.equals(q)) {
+                        // The listener (re)connected: the database answers, so a claim backoff can end now.
+                        backingOff = false;
+                    }
+                    wake();
+                }));
+        schedulePoll();
+    }
+
+    private void schedulePoll() {
+        if (!disposed) {
+            // replace(): the previous task is the one running now (or none); on a disposed swap the new one is
+            // disposed at once.
+            pollTimer.replace(scheduler.schedule(this::pollTick, settings.pollInterval().toNanos(), TimeUnit.NANOSECONDS));
+        }
     }
 
     private void pollTick() {
+        if (disposed) {
+            return;
+        }
         long idle = System.nanoTime() - lastAttemptNanos;
         if (!listener.isListening() || idle >= settings.safetyPollInterval().toNanos()) {
             wake();
         }
+        schedulePoll();
     }
 
     private void wake() {
@@ -111,13 +150,27 @@ public final class ClaimLoop {
         drain();
     }
 
+    private void backoffElapsed() {
+        backingOff = false;
+        wake();
+    }
+
     void drain() {
         if (wip.getAndIncrement() != 0) {
             return;
         }
         int missed = 1;
         do {
-            if (!disposed && !inFlight && maybeWork) {
+            Claimer.Result r = result;
+            if (r != null) {
+                result = null;
+                deliver(r);
+            }
+            if (completeRequested && !completed) {
+                completed = true;
+                sink.complete();
+            }
+            if (!disposed && !inFlight && maybeWork && !backingOff) {
                 long demand = sink.requestedFromDownstream();
                 long window = Math.min(demand, settings.maxBatch());
                 if (window > peakDemand) {
@@ -133,13 +186,20 @@ public final class ClaimLoop {
                                 settings.claimLinger().toNanos(), TimeUnit.NANOSECONDS));
                     }
                 } else if (demand > 0) {
+                    // inFlight before the second look at disposed, disposed before dispose() looks at inFlight:
+                    // either this claim is not started or dispose() knows one is in flight (quiesced waits for it).
                     inFlight = true;
-                    urgent = false;
-                    maybeWork = false;
-                    lastAttemptNanos = System.nanoTime();
-                    int ask = (int) Math.min(demand, settings.maxBatch());
-                    claimer.claim(settings.queues(), settings.deadlineSecs(), settings.materialize(), ask)
-                            .subscribe(this::onResult, this::onError);
+                    if (disposed) {
+                        inFlight = false;
+                        idle.tryEmitEmpty();
+                    } else {
+                        urgent = false;
+                        maybeWork = false;
+                        lastAttemptNanos = System.nanoTime();
+                        int ask = (int) Math.min(demand, settings.maxBatch());
+                        claimer.claim(settings.queues(), settings.deadlineSecs(), settings.materialize(), ask)
+                                .subscribe(this::onResult, this::onError);
+                    }
                 }
             }
             missed = wip.addAndGet(-missed);
@@ -147,45 +207,77 @@ public final class ClaimLoop {
     }
 
     private void onResult(Claimer.Result r) {
-        consecutiveErrors = 0;
-        if (disposed) {
-            // The subscriber left (or the engine is stopping) while this claim was in flight: these jobs were never
-            // handed to anyone, so give them back now instead of leaving them to rescue.
-            Flux.fromIterable(r.jobs()).flatMap(ClaimedJob::release, 16, 1)
-                    .subscribe(v -> {}, e -> log.warn("release of undelivered jobs failed; rescue will recover them: {}",
-                            e.toString()));
-            inFlight = false;
-            idle.tryEmitEmpty();
-            return;
+        if (consecutiveErrors > 0) {
+            log.info("claims for {} work again after {} failed attempts over {} ms", queueSet, consecutiveErrors,
+                    (System.nanoTime() - failingSinceNanos) / 1_000_000);
+            consecutiveErrors = 0;
         }
-        for (ClaimedJob job : r.jobs()) {
-            sink.next(job);
-        }
-        switch (r.status()) {
-            case CLAIMED -> {
-                maybeWork = true;
-                // A short claim means the lane is drained for now: take the next job as soon as it is wanted.
-                urgent = r.jobs().size() >= settings.maxBatch();
-            }
-            case BUSY -> later(jitter(settings.busyRetryDelay()));
-            case EMPTY -> { /* wait for a NOTIFY or a poll tick */ }
-        }
-        inFlight = false;
+        result = r;
         drain();
     }
 
-    private void onError(Throwable e) {
-        consecutiveErrors++;
-        Duration backoff = Duration.ofMillis(Math.min(MAX_ERROR_BACKOFF.toMillis(), 50L << Math.min(consecutiveErrors, 7)));
-        if (consecutiveErrors == 1 || consecutiveErrors % 20 == 0) {
-            log.warn("claim from {} failed ({} in a row), retrying in {} ms: {}", queueSet, consecutiveErrors,
-                    backoff.toMillis(), e.toString());
+    /**
+     * Drain loop only. Hands each job to the subscriber while it is still there and wants it; every job that can no
+     * longer be emitted (the subscriber cancelled, the engine is stopping, also between two jobs of one claim) is
+     * released so it is ready again at once instead of waiting for rescue.
+     */
+    private void deliver(Claimer.Result r) {
+        List<ClaimedJob> undelivered = null;
+        for (ClaimedJob job : r.jobs()) {
+            if (disposed || completeRequested || sink.isCancelled() || sink.requestedFromDownstream() == 0) {
+                if (undelivered == null) {
+                    undelivered = new ArrayList<>();
+                }
+                undelivered.add(job);
+            } else {
+                sink.next(job);
+            }
+        }
+        if (undelivered != null) {
+            release(undelivered);
+        }
+        if (!disposed) {
+            switch (r.status()) {
+                case CLAIMED -> {
+                    maybeWork = true;
+                    // A short claim means the lane is drained for now: take the next job as soon as it is wanted.
+                    urgent = r.jobs().size() >= settings.maxBatch();
+                }
+                case BUSY -> later(jitter(settings.busyRetryDelay()));
+                case EMPTY -> { /* wait for a NOTIFY or a poll tick */ }
+            }
         }
         inFlight = false;
         if (disposed) {
             idle.tryEmitEmpty();
         }
-        later(backoff);
+    }
+
+    private static void release(List<ClaimedJob> jobs) {
+        Flux.fromIterable(jobs).flatMap(ClaimedJob::release, 16, 1)
+                .subscribe(v -> {}, e -> log.warn("release of {} undelivered jobs failed; rescue will recover them: {}",
+                        jobs.size(), e.toString()));
+    }
+
+    private void onError(Throwable e) {
+        if (consecutiveErrors++ == 0) {
+            failingSinceNanos = System.nanoTime();
+            // One line when claims start failing and one when they work again; the retries in between are silent.
+            log.warn("claims for {} are failing, retrying with backoff (up to {} ms) until the database answers: {}",
+                    queueSet, MAX_ERROR_BACKOFF_MS, e.toString());
+        } else {
+            log.debug("claim for {} failed again ({} in a row): {}", queueSet, consecutiveErrors, e.toString());
+        }
+        long cap = Math.min(MAX_ERROR_BACKOFF_MS, MIN_ERROR_BACKOFF_MS << Math.min(consecutiveErrors - 1, 10));
+        // Jittered between half the step and the step, so subscriptions (and engines) do not retry in lockstep.
+        long backoffMs = cap / 2 + ThreadLocalRandom.current().nextLong(cap / 2 + 1);
+        backingOff = true;
+        inFlight = false;
+        if (disposed) {
+            idle.tryEmitEmpty();
+            return;
+        }
+        retryTimer.update(scheduler.schedule(this::backoffElapsed, backoffMs, TimeUnit.MILLISECONDS));
     }
 
     private void later(Duration delay) {
@@ -202,7 +294,10 @@ public final class ClaimLoop {
     /** Stops claiming and completes the subscriber's {@code Flux} (engine shutdown). */
     public void complete() {
         disposed = true;
-        sink.complete();
+        completeRequested = true;
+        // The drain loop completes the sink, so completion never overlaps an emission; jobs of a claim that
+        // returns from now on are released.
+        drain();
         if (!inFlight) {
             idle.tryEmitEmpty();
         }
@@ -217,11 +312,12 @@ public final class ClaimLoop {
     }
 
     private void dispose() {
+        disposed = true;
         if (!inFlight) {
             idle.tryEmitEmpty();
         }
-        disposed = true;
         resources.dispose();
+        pollTimer.dispose();
         retryTimer.dispose();
         lingerTimer.dispose();
     }

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
@@ -23,25 +24,47 @@ public final class Heartbeater {
     private final Db db;
     private final InFlight inFlight;
     private final Duration interval;
-    private final Disposable timer;
+    private final Scheduler scheduler;
+    // A chain of one-shot tasks instead of a periodic one: disposing a one-shot reactor task may take the timer
+    // queue's lock (BlockHound allows it), disposing a periodic one may not, and close() can run on an event loop.
+    private final Disposable.Swap timer = Disposables.swap();
     private final AtomicBoolean running = new AtomicBoolean();
     private final AtomicLong beats = new AtomicLong();
+    private final AtomicLong failing = new AtomicLong();
+    private volatile boolean closed;
 
     /** Starts beating every {@code interval}. */
     public Heartbeater(Db db, InFlight inFlight, Duration interval, Scheduler scheduler) {
         this.db = db;
         this.inFlight = inFlight;
         this.interval = interval;
-        long nanos = interval.toNanos();
-        this.timer = scheduler.schedulePeriodically(this::tick, nanos, nanos, TimeUnit.NANOSECONDS);
+        this.scheduler = scheduler;
+        scheduleTick();
+    }
+
+    private void scheduleTick() {
+        if (!closed) {
+            timer.replace(scheduler.schedule(this::tick, interval.toNanos(), TimeUnit.NANOSECONDS));
+        }
     }
 
     private void tick() {
+        scheduleTick();
         if (!running.compareAndSet(false, true)) {
             return;
         }
         beatOnce().doFinally(s -> running.set(false))
-                .subscribe(n -> {}, e -> log.warn("heartbeat failed; retrying next interval: {}", e.toString()));
+                .subscribe(n -> {
+                    long failed = failing.getAndSet(0);
+                    if (failed > 0) {
+                        log.info("heartbeats work again after {} failed intervals", failed);
+                    }
+                }, e -> {
+                    // One line when heartbeats start failing and one when they work again, not one per interval.
+                    if (failing.getAndIncrement() == 0) {
+                        log.warn("heartbeat failed; retrying every interval: {}", e.toString());
+                    }
+                });
     }
 
     /** Records evidence for attempts older than the interval (or with progress to write); emits how many. */
@@ -92,6 +115,7 @@ public final class Heartbeater {
 
     /** Stops the timer. */
     public void close() {
+        closed = true;
         timer.dispose();
     }
 }

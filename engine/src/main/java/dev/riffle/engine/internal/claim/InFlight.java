@@ -24,14 +24,19 @@ public final class InFlight {
         jobs.remove(new Key(jobId, runLease));
     }
 
-    /** Signals the attempt's handler, if this process holds it. Payload form: {@code jobId:runLease}. */
+    /**
+     * Signals the attempt's handler, if this process holds it, and forgets the attempt. Payload form:
+     * {@code jobId:runLease}.
+     */
     public boolean signal(String payload) {
         int colon = payload.indexOf(':');
         if (colon <= 0) {
             return false;
         }
         try {
-            ClaimedJob job = jobs.get(new Key(Long.parseLong(payload.substring(0, colon)),
+            // The attempt is closed in the database (cancelled or rescued): nothing of it is in flight here any
+            // more, so it stops getting heartbeats and a graceful shutdown does not wait for it.
+            ClaimedJob job = jobs.remove(new Key(Long.parseLong(payload.substring(0, colon)),
                     Long.parseLong(payload.substring(colon + 1))));
             if (job == null) {
                 return false;

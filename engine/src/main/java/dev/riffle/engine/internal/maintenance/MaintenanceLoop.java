@@ -23,15 +23,25 @@ public final class MaintenanceLoop {
     /** Starts the loop; dispose the result to stop it. */
     public static Disposable start(String name, Duration interval, Scheduler scheduler, BooleanSupplier leader,
                                    Supplier<Mono<?>> runOnce) {
+        // Consecutive failed runs: a run of failures (an outage) is logged when it starts and when it ends.
+        java.util.concurrent.atomic.AtomicLong failing = new java.util.concurrent.atomic.AtomicLong();
         return Flux.interval(interval, interval, scheduler)
                 .onBackpressureDrop()
                 .concatMap(tick -> leader.getAsBoolean()
                         ? Mono.defer(runOnce)
+                                .then()
+                                .doOnSuccess(v -> {
+                                    long n = failing.get() == 0 ? 0 : failing.getAndSet(0);
+                                    if (n > 0) {
+                                        log.info("maintenance step {} works again after {} failed runs", name, n);
+                                    }
+                                })
                                 .onErrorResume(e -> {
-                                    log.warn("maintenance step {} failed: {}", name, e.toString());
+                                    if (failing.getAndIncrement() == 0) {
+                                        log.warn("maintenance step {} failed, retrying every tick: {}", name, e.toString());
+                                    }
                                     return Mono.empty();
                                 })
-                                .then()
                         : Mono.empty(), 1)
                 .subscribe();
     }

@@ -28,6 +28,8 @@ public final class WakeupListener {
     private final Sinks.Many<String> callbacks = Sinks.many().multicast().directBestEffort();
     private final Disposable connection;
     private volatile boolean listening;
+    // System.nanoTime() when the connection was lost, 0 while connected (touched by the connection chain only).
+    private volatile long downSinceNanos;
 
     /**
      * Starts listening on {@code readyChannel} (queue names), {@code cancelChannel} ({@code jobId:runLease} of
@@ -45,7 +47,13 @@ public final class WakeupListener {
                                 .thenMany(Flux.just(ALL)
                                         .doOnNext(x -> {
                                             listening = true;
-                                            log.debug("listening on {}", channel);
+                                            long since = downSinceNanos;
+                                            if (since != 0) {
+                                                downSinceNanos = 0;
+                                                log.info("wake-up listener reconnected after {} ms", (System.nanoTime() - since) / 1_000_000);
+                                            } else {
+                                                log.debug("listening on {}", channel);
+                                            }
                                         })
                                         .concatWith(c.getNotifications().flatMap(n -> {
                                             String payload = n.getParameter() == null ? "" : n.getParameter();
@@ -62,7 +70,13 @@ public final class WakeupListener {
                         PostgresqlConnection::close)
                 .doOnError(e -> {
                     listening = false;
-                    log.warn("wake-up listener lost its connection ({}); polling until it reconnects", e.toString());
+                    // Every failed reconnect ends here too; only the first of a run is worth a line.
+                    if (downSinceNanos == 0) {
+                        downSinceNanos = System.nanoTime();
+                        log.warn("wake-up listener lost its connection ({}); polling until it reconnects", e.toString());
+                    } else {
+                        log.debug("wake-up listener reconnect failed: {}", e.toString());
+                    }
                 })
                 .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(2)))
                 .subscribe(q -> wakeups.tryEmitNext(q), e -> listening = false, () -> listening = false);
