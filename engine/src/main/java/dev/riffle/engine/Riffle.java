@@ -229,7 +229,10 @@ public final class Riffle implements Disposable {
     /**
      * Subscribes to one or more queues. Cold: each subscription runs its own demand-driven claim loop. A claim asks
      * for at most the outstanding demand (capped by {@link RiffleConfig#maxClaimBatch()}); with no demand nothing
-     * is claimed. Jobs must be completed with {@link Job#complete()}. Cancelling the subscription stops claiming.
+     * is claimed. Jobs must be completed with {@link Job#complete()}. Cancelling the subscription stops claiming;
+     * jobs claimed for it that can no longer be emitted are released (ready again at once). A database outage does
+     * not end the {@code Flux}: claims back off and resume. A running attempt that is cancelled or rescued is
+     * announced through {@link Job#cancellation()}; stopping the handler is up to the subscriber.
      */
     public Flux<Job> subscribe(String... queues) {
         if (queues.length == 0) {

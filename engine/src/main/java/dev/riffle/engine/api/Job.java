@@ -103,8 +103,11 @@ public interface Job {
     }
 
     /**
-     * Completes (empty) when this attempt was cancelled from outside (an operator's {@code cancel(jobId)}), so a
-     * handler can stop early. Its later completion would be rejected anyway; this signal only saves the work.
+     * Completes (empty) when this attempt was taken away from outside (an operator's {@code cancel(jobId)}, or a
+     * rescue), so a handler can stop early. Its later completion would be rejected anyway; this signal only saves
+     * the work. Under {@code Riffle.work(...)} the engine cancels the handler's {@code Mono} on this signal; a
+     * {@code subscribe()} user wires it in, e.g. {@code handle(job).takeUntilOther(job.cancellation().then(Mono.just(true)))}.
+     * The signal arrives over LISTEN, so while that connection is down it may come late or not at all.
      */
     Mono<Void> cancellation();
 
