@@ -384,6 +384,8 @@ public final class Riffle implements Disposable {
                     .timeout(Duration.ofSeconds(10), Mono.empty())
                     .then(completer.close())
                     .timeout(Duration.ofSeconds(30), Mono.empty())
+                    // Past the grace, flushes still retrying through an outage give up; rescue owns their attempts.
+                    .then(Mono.fromRunnable(completer::dispose))
                     .then(advancer.close())
                     .then(Mono.fromRunnable(heartbeater::close))
                     .then(Mono.fromRunnable(callbacks::close))

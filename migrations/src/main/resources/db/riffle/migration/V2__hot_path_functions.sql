@@ -565,9 +565,10 @@ $$;
 --   2. per claim slot, a fused statement (fresh snapshot, so it sees any competing closer that committed while we
 --      waited) that validates each item against its claim batch row, anti-joins closure evidence, then appends ONE
 --      closure batch row per (claim slot, ready slot, generation) and ONE completion batch row per lane group.
--- Returns one row per input position: 'completed', 'closed' (the attempt already has closure evidence; this
--- includes a duplicate of the same attempt within the batch) or 'stale' (no such open attempt: wrong run_lease,
--- receipt, batch or index).
+-- Returns one row per input position: 'completed'; 'completed_before' (the attempt was already closed as
+-- completed: a duplicate of the same attempt within the batch, or an earlier try of this very flush that committed
+-- although its answer was lost); 'closed' (the attempt was already closed with another outcome: cancelled, rescued,
+-- ...); or 'stale' (no such open attempt: wrong run_lease, receipt, batch or index).
 CREATE FUNCTION ${schema}.complete_compact(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[],
                                            p_job_ids bigint[], p_run_leases bigint[], p_receipt_ids bigint[])
 RETURNS TABLE (job_id bigint, run_lease bigint, status text)
@@ -660,10 +661,12 @@ BEGIN
             IF NOT v_valid THEN
                 status := 'stale';
             ELSE
-                EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I c WHERE c.receipt_ranges @> $1)',
+                -- The closure's own outcome tells a completion that already went through (a retried flush whose
+                -- first try committed) from one that someone else (cancel, rescue) closed first.
+                EXECUTE format('SELECT bool_or(c.outcome = ''completed'') FROM %s.%I c WHERE c.receipt_ranges @> $1',
                                '${schema}', 'lease_claim_closure_batches_' || x.cs)
                    INTO v_closed USING x.rid;
-                status := CASE WHEN v_closed THEN 'closed' ELSE 'stale' END;
+                status := CASE WHEN v_closed THEN 'completed_before' WHEN NOT v_closed THEN 'closed' ELSE 'stale' END;
             END IF;
         END IF;
         RETURN NEXT;

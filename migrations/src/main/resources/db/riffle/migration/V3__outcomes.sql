@@ -67,8 +67,11 @@ $$;
 -- attempt reaching rescue goes to failure or the DLQ, never to another retry. 'release' is for attempts that were
 -- claimed but never handed to a handler (shutdown, cancelled subscription): closure 'released', the attempt is
 -- given back and the job is re-appended as ready at once, in the same transaction. run_lease is kept on every path, so the next claim's run lease
--- is higher than any evidence of this attempt. Returns per input position: status 'closed' | 'already_closed' |
--- 'stale', and the disposition written.
+-- is higher than any evidence of this attempt. Returns per input position: status 'closed' | 'closed_before' |
+-- 'already_closed' | 'stale', and the disposition written. 'closed_before' is only answered for a worker exit whose
+-- attempt already carries exactly the closure this exit writes (a retried flush whose first try committed, or the
+-- same exit sent twice); 'already_closed' means someone else (cancel, rescue, another exit) closed it first, so a
+-- retried flush can tell its own earlier commit from a competing closer. Maintenance exits never see 'closed_before'.
 CREATE FUNCTION ${schema}.close_attempts(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
                                          p_run_leases bigint[], p_receipt_ids bigint[], p_exits text[],
                                          p_delays_ms bigint[], p_errors text[], p_dlq boolean[],
@@ -291,6 +294,14 @@ BEGIN
            CASE WHEN x.ord = ANY (v_done) THEN 'closed'
                 WHEN x.bid = 0 THEN
                     CASE WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claims c
+                                        JOIN ${schema}.lease_claim_closures e
+                                          ON e.claim_slot = c.claim_slot AND e.job_id = c.job_id
+                                         AND e.run_lease = c.run_lease
+                                       WHERE c.claim_slot = x.cs AND c.job_id = x.jid AND c.run_lease = x.rl
+                                         AND c.receipt_id = x.rid AND x.ex NOT IN ('rescue', 'deadline', 'callback_timeout')
+                                         AND e.outcome = ${schema}.exit_disposition(x.ex, c.attempt, c.max_attempts, x.dlq))
+                              THEN 'closed_before'
+                         WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claims c
                                        WHERE c.claim_slot = x.cs AND c.job_id = x.jid AND c.run_lease = x.rl
                                          AND c.receipt_id = x.rid
                                          AND (c.closed_at IS NOT NULL
@@ -302,12 +313,19 @@ BEGIN
                                   WHERE b.claim_slot = x.cs AND b.batch_id = x.bid
                                     AND x.idx BETWEEN 1 AND b.claimed_count AND b.job_ids[x.idx] = x.jid
                                     AND b.run_leases[x.idx] = x.rl AND b.receipt_ids[x.idx] = x.rid) THEN 'stale'
+                WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claim_batches b
+                               JOIN ${schema}.lease_claim_closure_batches c
+                                 ON c.claim_slot = b.claim_slot AND c.receipt_ranges @> x.rid
+                              WHERE b.claim_slot = x.cs AND b.batch_id = x.bid
+                                AND x.ex NOT IN ('rescue', 'deadline', 'callback_timeout')
+                                AND c.outcome = ${schema}.exit_disposition(x.ex, b.attempts[x.idx], b.max_attempts[x.idx],
+                                                                           x.dlq)) THEN 'closed_before'
                 WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
                               WHERE c.claim_slot = x.cs AND c.receipt_ranges @> x.rid) THEN 'already_closed'
                 ELSE 'stale' END,
            v_disp[array_position(v_done, x.ord)]
-      FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids)
-           WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ord)
+      FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids, p_exits, p_dlq)
+           WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ex, dlq, ord)
      ORDER BY x.ord;
 END
 $$;

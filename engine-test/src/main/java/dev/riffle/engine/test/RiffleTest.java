@@ -17,6 +17,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@link TestDatabase} parameter to get at it. {@code @Nested} classes get a schema of their own, migrated with the
  * settings of the nearest annotated class.
  *
+ * <p>{@link SchedulerErrorGuard} fails a test during which an exception escaped onto a Reactor scheduler.
+ *
  * <p>The slot counts are install-time settings of the schema; tests that exercise ring rotation can shrink them to make
  * it happen sooner.
  */
@@ -25,6 +27,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Documented
 @Inherited
 @ExtendWith(RiffleDatabaseExtension.class)
+@ExtendWith(SchedulerErrorGuard.class)
 public @interface RiffleTest {
 
     /** Queue-ring partitions (4..64). */

@@ -27,11 +27,17 @@ import reactor.util.retry.Retry;
  * attempt was no longer open; nothing is written for a rejected attempt.
  *
  * <p>If the process dies with items buffered, nothing is replayed: those attempts stay open and rescue handles
- * them. A flush that fails with a transient error (connection loss) is retried; an outcome whose first try did
- * commit is then reported by the database as already closed, which is mapped to success for the retried flush only.
+ * them. A flush that fails with a transient error (connection loss, restart, failover) is retried with capped,
+ * jittered backoff for as long as the engine is open. A retried flush whose first try did commit finds its attempts
+ * closed; the database tells whether that closure is exactly the one this item writes (then the item succeeds) or
+ * someone else's, such as an operator cancel or rescue (then the caller gets {@link AttemptRejectedException}).
  */
 public final class CompletionBatcher {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.complete");
+    /** First pause before a transiently failed flush is retried. */
+    static final Duration FLUSH_RETRY_MIN_BACKOFF = Duration.ofMillis(100);
+    /** Longest pause between retries of a failing flush: how late outcomes land after an outage ends, at most. */
+    static final Duration FLUSH_RETRY_MAX_BACKOFF = Duration.ofSeconds(3);
 
     /** An outcome to record; a null outcome means "release": the attempt was claimed but never handed out. */
     private record Pending(Receipt receipt, @org.jspecify.annotations.Nullable JobOutcome outcome, boolean dlq,
@@ -52,12 +58,14 @@ public final class CompletionBatcher {
     private final AtomicLong completed = new AtomicLong();
     private final AtomicLong closed = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
-    private final java.util.concurrent.ConcurrentLinkedQueue<Pending> pending = new java.util.concurrent.ConcurrentLinkedQueue<>();
-    private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
+    private final CountedQueue<Pending> pending = new CountedQueue<>();
     private final java.util.concurrent.atomic.AtomicInteger flushing = new java.util.concurrent.atomic.AtomicInteger();
     private final java.util.concurrent.atomic.AtomicBoolean timerArmed = new java.util.concurrent.atomic.AtomicBoolean();
     private final Sinks.Empty<Void> terminated = Sinks.empty();
+    private final Outage outage = new Outage();
     private volatile boolean shutdown;
+    /** Set when the engine gives up on buffered outcomes: transient flush failures are no longer retried. */
+    private volatile boolean abandoned;
 
     /** Creates the batcher. */
     public CompletionBatcher(Db db, InFlight inFlight, int batchSize, Duration window, int flushConcurrency, Scheduler timer) {
@@ -89,18 +97,24 @@ public final class CompletionBatcher {
                 sink.error(new RiffleShutdownException("engine is closed; outcome of job " + receipt.jobId() + " not sent"));
                 return;
             }
-            pending.add(new Pending(receipt, outcome, dlq, leased, sink));
-            int n = pendingCount.incrementAndGet();
+            // The count can never go below zero (CountedQueue), so a pump never takes a slot for nothing.
+            int n = pending.add(new Pending(receipt, outcome, dlq, leased, sink));
             if (n >= batchSize) {
                 pump(true);
             } else if (timerArmed.compareAndSet(false, true)) {
                 // The first pending item starts the window; a full batch or the window, whichever comes first. The
                 // task is not kept in a swap: replacing a handle could cancel a newer timer armed by another thread
-                // and strand its items; a stray pump after close is harmless.
-                timer.schedule(() -> {
+                // and strand its items; a stray pump after close is harmless. The flag is set after the item is
+                // queued, so a timer that fired in between has already cleared it and this arms a fresh one.
+                try {
+                    timer.schedule(() -> {
+                        timerArmed.set(false);
+                        pump(true);
+                    }, window.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
                     timerArmed.set(false);
-                    pump(true);
-                }, window.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+                    pump(true); // timer gone (engine closing): send now rather than strand the item
+                }
             }
         }).doFinally(s -> inFlight.remove(receipt.jobId(), receipt.runLease()));
     }
@@ -108,12 +122,13 @@ public final class CompletionBatcher {
     /**
      * Starts flushes while there is work and a free flush slot. {@code windowDue} means the window of the oldest
      * pending item has passed, so a partial batch may go; otherwise only full batches go (their completion
-     * re-pumps, so items that arrived meanwhile are never stranded).
+     * re-pumps, so items that arrived meanwhile are never stranded). Never throws: it runs on timer threads and in
+     * the completion of other flushes, where an exception would escape onto a Reactor scheduler.
      */
     private void pump(boolean windowDue) {
         while (true) {
-            int n = pendingCount.get();
-            if (n == 0 || (!windowDue && n < batchSize)) {
+            int n = pending.count();
+            if (n <= 0 || (!windowDue && n < batchSize)) {
                 return;
             }
             int slots = flushing.get();
@@ -123,24 +138,29 @@ public final class CompletionBatcher {
             if (!flushing.compareAndSet(slots, slots + 1)) {
                 continue;
             }
-            List<Pending> batch = new ArrayList<>(Math.min(n, batchSize));
-            Pending p;
-            while (batch.size() < batchSize && (p = pending.poll()) != null) {
-                batch.add(p);
-            }
-            pendingCount.addAndGet(-batch.size());
+            List<Pending> batch = pending.take(batchSize);
             if (batch.isEmpty()) {
                 flushing.decrementAndGet();
-                return;
+                return; // counted items not queued yet: their submitter pumps or arms the timer after queueing
             }
-            flush(batch).doFinally(s -> {
-                flushing.decrementAndGet();
-                // Whatever queued up while this flush ran has waited at least as long as the flush: send it.
-                pump(true);
-                if (shutdown && pendingCount.get() == 0 && flushing.get() == 0) {
-                    terminated.tryEmitEmpty();
-                }
-            }).subscribe(v -> {}, e -> log.error("completion flush failed unexpectedly", e));
+            // Whatever happens inside the flush, even a bug that throws while building it, ends here: its own items
+            // fail, its slot is given back, and the next batch goes.
+            Mono.defer(() -> flush(batch))
+                    .onErrorResume(e -> {
+                        log.error("completion flush of {} failed unexpectedly; those outcomes were not recorded and"
+                                + " their attempts stay open for rescue", batch.size(), e);
+                        batch.forEach(x -> x.sink().error(e));
+                        return Mono.empty();
+                    })
+                    .doFinally(s -> {
+                        flushing.decrementAndGet();
+                        // Whatever queued up while this flush ran has waited at least as long as the flush: send it.
+                        pump(true);
+                        if (shutdown && pending.count() == 0 && flushing.get() == 0) {
+                            terminated.tryEmitEmpty();
+                        }
+                    })
+                    .subscribe(v -> {}, e -> log.error("completion flush failed unexpectedly", e));
         }
     }
 
@@ -200,7 +220,7 @@ public final class CompletionBatcher {
                 exits[i] = "complete";
             }
         }
-        boolean[] retried = new boolean[1];
+        java.util.concurrent.atomic.AtomicBoolean retried = new java.util.concurrent.atomic.AtomicBoolean();
         String statement = complete ? "complete" : "close";
         return Mono.defer(() -> db.query(statement, st -> {
                             st.bind("$1", slots).bind("$2", batchIds).bind("$3", idxs).bind("$4", jobIds)
@@ -211,28 +231,37 @@ public final class CompletionBatcher {
                             }
                         }, row -> row.get("status", String.class))
                         .collectList())
-                // Long enough to ride out a server restart (seconds); a retried flush whose first try committed
-                // finds its attempts closed, which is mapped to success below.
-                .retryWhen(Retry.backoff(12, Duration.ofMillis(50)).maxBackoff(Duration.ofSeconds(3)).filter(Db::isTransient)
+                // A transient failure (connection refused or lost, server restarting, failover) is retried for as
+                // long as the engine is open, with capped, jittered backoff: an outage of any length delays these
+                // outcomes but never loses them, and never ends a worker. The attempts stay in flight meanwhile, so
+                // the heartbeater keeps them fresh whenever it can reach the database.
+                .retryWhen(Retry.backoff(Long.MAX_VALUE, FLUSH_RETRY_MIN_BACKOFF).maxBackoff(FLUSH_RETRY_MAX_BACKOFF)
+                        .jitter(0.5).scheduler(timer)
+                        .filter(e -> Db.isTransient(e) && !abandoned)
                         .doBeforeRetry(s -> {
-                            retried[0] = true;
-                            log.warn("{} flush of {} failed transiently, retrying: {}", statement, n, s.failure().toString());
+                            retried.set(true);
+                            outage.failing(statement, n, s.failure());
                         }))
                 .doOnNext(statuses -> {
+                    outage.recovered();
                     for (int i = 0; i < n; i++) {
                         Pending p = items.get(i);
                         String status = i < statuses.size() ? statuses.get(i) : "stale";
-                        // complete_compact answers completed|closed|stale; close_attempts closed|already_closed|stale.
+                        // complete_compact answers completed|completed_before|closed|stale; close_attempts
+                        // closed|closed_before|already_closed|stale. The "before" answers mean the attempt already
+                        // carries exactly the closure this item writes: after a retry that is this flush's own first
+                        // try, which committed although its answer was lost. Any other closure is someone else's
+                        // (cancel, rescue) and the caller must hear so, not a false "done" (issue #10 item 3).
                         boolean applied = status.equals(complete ? "completed" : "closed");
-                        boolean alreadyClosed = status.equals(complete ? "closed" : "already_closed");
-                        if (applied || (retried[0] && alreadyClosed)) {
+                        boolean ownBefore = status.equals(complete ? "completed_before" : "closed_before");
+                        if (applied || (ownBefore && retried.get())) {
                             (complete ? completed : closed).incrementAndGet();
                             p.sink().success();
                         } else {
                             rejected.incrementAndGet();
                             p.sink().error(new AttemptRejectedException(p.receipt().jobId(), p.receipt().runLease(),
-                                    alreadyClosed ? AttemptRejectedException.Reason.ALREADY_CLOSED
-                                                  : AttemptRejectedException.Reason.STALE));
+                                    status.equals("stale") ? AttemptRejectedException.Reason.STALE
+                                                           : AttemptRejectedException.Reason.ALREADY_CLOSED));
                         }
                     }
                 })
@@ -242,6 +271,31 @@ public final class CompletionBatcher {
                     return Mono.empty();
                 })
                 .then();
+    }
+
+    /**
+     * Logs a run of failing flushes once when it starts and once when it ends, however many flushes and retries
+     * fail in between (an outage must read as two lines, not as dozens of stack traces).
+     */
+    private static final class Outage {
+        private final java.util.concurrent.atomic.AtomicLong since = new java.util.concurrent.atomic.AtomicLong();
+        private final java.util.concurrent.atomic.AtomicLong retries = new java.util.concurrent.atomic.AtomicLong();
+
+        void failing(String statement, int items, Throwable cause) {
+            retries.incrementAndGet();
+            if (since.compareAndSet(0, System.nanoTime() | 1)) {
+                log.warn("completion flushes failing ({} flush of {}: {}); retrying with backoff up to {} for as long as"
+                        + " the engine is open", statement, items, cause.toString(), FLUSH_RETRY_MAX_BACKOFF);
+            }
+        }
+
+        void recovered() {
+            long t0 = since.getAndSet(0);
+            if (t0 != 0) {
+                log.info("completion flushes recovered after {} ms and {} retries",
+                        (System.nanoTime() - t0) / 1_000_000, retries.getAndSet(0));
+            }
+        }
     }
 
     /** Flushes done. */
@@ -268,14 +322,18 @@ public final class CompletionBatcher {
     public Mono<Void> close() {
         shutdown = true;
         pump(true);
-        if (pendingCount.get() == 0 && flushing.get() == 0) {
+        if (pending.count() == 0 && flushing.get() == 0) {
             terminated.tryEmitEmpty();
         }
         return terminated.asMono();
     }
 
-    /** Stops accepting outcomes without waiting for buffered ones. */
+    /**
+     * Stops accepting outcomes and stops retrying flushes that fail transiently: a flush still retrying fails its
+     * items on its next failure, and their attempts are left to rescue. Called when a graceful close gave up.
+     */
     public void dispose() {
         shutdown = true;
+        abandoned = true;
     }
 }

@@ -61,7 +61,8 @@ public final class Db {
 
     /**
      * True for errors worth retrying: connection loss (including a pooled connection that failed validation on
-     * acquire, when nothing was sent yet), serialization failure, deadlock, lock timeout, server starting up.
+     * acquire, when nothing was sent yet), serialization failure, deadlock, lock timeout, server shutting down or
+     * starting up, too many connections, read-only while a replica is promoted.
      */
     public static boolean isTransient(Throwable t) {
         String state = sqlState(t);
@@ -80,7 +81,11 @@ public final class Db {
             }
             return false;
         }
+        // 25006: read-only transaction (a replica being promoted, or a failover target not yet writable);
+        // 53300: too many connections (a restarting server briefly full); 57P01/57P02/57P03: admin shutdown,
+        // crash shutdown, cannot connect now (starting up).
         return state.startsWith("08") || state.equals("40001") || state.equals("40P01") || state.equals("55P03")
-                || state.equals("57P01") || state.equals("57P03");
+                || state.equals("25006") || state.equals("53300")
+                || state.equals("57P01") || state.equals("57P02") || state.equals("57P03");
     }
 }
