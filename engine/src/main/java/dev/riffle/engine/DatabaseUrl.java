@@ -15,8 +15,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Accepted: {@code r2dbc:postgresql://}, {@code r2dbc:pool:postgresql://}, {@code postgresql://},
  * {@code postgres://} and {@code jdbc:postgresql://}. User and password may come from the authority
- * ({@code user:secret@host}) or from {@code user=}/{@code password=} query parameters. A missing port means 5432,
- * a missing database means {@code postgres}, a missing user means {@code postgres}.
+ * ({@code user:secret@host}) or from {@code user=}/{@code password=} query parameters. A missing port means 5432
+ * and a missing user means {@code postgres}; the database name is required (no silent default: the server's
+ * {@code postgres} database is rarely where an application's jobs belong).
  *
  * @param host host name or address
  * @param port TCP port
@@ -99,7 +100,11 @@ public record DatabaseUrl(String host, int port, String database, String user, @
         }
         int port = uri.getPort() < 0 ? 5432 : uri.getPort();
         String path = uri.getRawPath();
-        String database = path == null || path.length() <= 1 ? "postgres" : decode(path.substring(1));
+        if (path == null || path.length() <= 1) {
+            throw new IllegalArgumentException("PostgreSQL URL names no database: a database name is required, e.g. "
+                    + "postgresql://db.example:5432/app (got " + redact(s) + ")");
+        }
+        String database = decode(path.substring(1));
         String user = null;
         String password = null;
         String userInfo = uri.getRawUserInfo();

@@ -6,6 +6,7 @@ import dev.riffle.engine.api.JobHandler;
 import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.JobResult;
 import dev.riffle.engine.api.JobClient;
+import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.api.QueueCounts;
 import dev.riffle.engine.api.RiffleShutdownException;
@@ -81,7 +82,7 @@ public final class Riffle implements Disposable {
         this.completer = new CompletionBatcher(db, inFlight, config.completionBatchSize(), config.completionWindow(),
                 config.completionFlushConcurrency(), scheduler);
         this.advancer = new CursorAdvancer(db, config.cursorAdvanceDelay(), scheduler);
-        this.claimer = new Claimer(db, advancer, completer, inFlight, config::dlqFor);
+        this.claimer = new Claimer(db, advancer, completer, inFlight, config::dlqForClaimed);
         this.listener = new WakeupListener(direct, config.schema() + ".ready", config.schema() + ".cancel",
                 config.schema() + ".callback");
         this.callbacks = new Callbacks(db, listener.callbacks(), config.safetyPollInterval(), scheduler,
@@ -233,10 +234,15 @@ public final class Riffle implements Disposable {
      * jobs claimed for it that can no longer be emitted are released (ready again at once). A database outage does
      * not end the {@code Flux}: claims back off and resume. A running attempt that is cancelled or rescued is
      * announced through {@link Job#cancellation()}; stopping the handler is up to the subscriber.
+     *
+     * @throws dev.riffle.engine.api.InvalidJobException when a queue name is invalid
      */
     public Flux<Job> subscribe(String... queues) {
         if (queues.length == 0) {
             throw new IllegalArgumentException("subscribe needs at least one queue");
+        }
+        for (String q : queues) {
+            NewJob.checkName("queue", q);
         }
         Set<String> distinct = new LinkedHashSet<>(Arrays.asList(queues));
         String[] qs = distinct.toArray(String[]::new);
@@ -267,9 +273,13 @@ public final class Riffle implements Disposable {
      * <p>Database outages do not end the returned {@code Flux}: claims back off and resume, and an outcome that
      * could not be recorded is reported as not accepted while its attempt stays open for rescue (which delivers
      * the job again). Cold; cancel the returned {@code Flux} to stop.
+     *
+     * @throws dev.riffle.engine.api.InvalidJobException when a queue name or a handler's kind is invalid
      */
     public Flux<JobResult> work(Map<String, JobHandler> handlers, int concurrency, String... queues) {
         Map<String, JobHandler> byKind = Map.copyOf(handlers);
+        // A handler under a name no job can carry would never run: refuse it like any other bad kind.
+        byKind.keySet().forEach(kind -> NewJob.checkName("kind", kind));
         if (concurrency < 1 || concurrency > 10_000) {
             throw new IllegalArgumentException("concurrency must be between 1 and 10000, got " + concurrency);
         }
@@ -342,11 +352,18 @@ public final class Riffle implements Disposable {
         return maintenance;
     }
 
-    /** Exact counts for {@code queue}; an admin read that scans the backlog. */
+    /**
+     * Exact counts for {@code queue}; an admin read that scans the backlog. Errors with
+     * {@link dev.riffle.engine.api.InvalidJobException} for an invalid queue name (which no job can carry, so zeros
+     * would only hide a typo).
+     */
     public Mono<QueueCounts> counts(String queue) {
-        return db.query("counts", st -> st.bind("$1", queue), row -> new QueueCounts(queue,
-                row.get("available", Long.class), row.get("in_flight", Long.class),
-                row.get("completed", Long.class), row.get("scheduled", Long.class))).single();
+        return Mono.defer(() -> {
+            NewJob.checkName("queue", queue);
+            return db.query("counts", st -> st.bind("$1", queue), row -> new QueueCounts(queue,
+                    row.get("available", Long.class), row.get("in_flight", Long.class),
+                    row.get("completed", Long.class), row.get("scheduled", Long.class))).single();
+        });
     }
 
     /** In-process counters since start. */

@@ -4,18 +4,32 @@ import dev.riffle.engine.api.CancelResult;
 import dev.riffle.engine.api.DlqEntry;
 import dev.riffle.engine.api.DlqFilter;
 import dev.riffle.engine.api.InvalidJobException;
+import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.internal.sql.Db;
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Objects;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.retry.Retry;
 
-/** Operator actions: cancel by job id and DLQ management. Every method is cold and runs one transaction. */
+/**
+ * Operator actions: cancel by job id and DLQ management. Every method is cold and runs one transaction per
+ * statement. A statement that fails with a deadlock or serialization failure (rolled back whole by the server) is
+ * run again after a short backoff, a few times, before the error reaches the caller: an operator should not see a
+ * lock conflict with the engine's own traffic as a failed action.
+ */
 public final class RiffleAdmin {
 
     /** Largest page of a DLQ listing and largest bulk retry/purge batch. */
     public static final int MAX_PAGE = 1000;
+
+    // About 0.6 s in all (20, 40, 80, 160, 320 ms, with jitter): long enough for the other side of a deadlock to
+    // commit, short enough for an interactive call. When it runs out, the last database error is signalled as is.
+    private static final Retry ON_CONFLICT = Retry.backoff(5, Duration.ofMillis(20)).maxBackoff(Duration.ofMillis(500))
+            .filter(Db::isConflict)
+            .onRetryExhaustedThrow((spec, signal) -> signal.failure());
 
     private final Db db;
 
@@ -31,6 +45,7 @@ public final class RiffleAdmin {
     public Mono<CancelResult> cancel(long jobId) {
         return db.query("cancel", st -> st.bind("$1", jobId), row -> row.get("result", String.class))
                 .single()
+                .retryWhen(ON_CONFLICT)
                 .map(r -> switch (r) {
                     case "available" -> CancelResult.CANCELLED_AVAILABLE;
                     case "scheduled" -> CancelResult.CANCELLED_SCHEDULED;
@@ -47,21 +62,32 @@ public final class RiffleAdmin {
         return db.query("progress", st -> st.bind("$1", jobId),
                         row -> java.util.Optional.ofNullable(row.get("progress", String.class)))
                 .next()
+                .retryWhen(ON_CONFLICT)
                 .defaultIfEmpty(java.util.Optional.empty());
     }
 
-    /** Lists DLQ entries of a queue, by job id, after {@code afterJobId} (0 for the first page). */
+    /**
+     * Lists DLQ entries of a queue, by job id, after {@code afterJobId} (0 for the first page). Errors with
+     * {@link InvalidJobException} for an invalid queue name or limit.
+     */
     public Flux<DlqEntry> listDlq(String queue, long afterJobId, int limit) {
         Objects.requireNonNull(queue, "queue");
-        if (limit < 1 || limit > MAX_PAGE) {
-            return Flux.error(new InvalidJobException("limit", "must be between 1 and " + MAX_PAGE + ", got " + limit));
-        }
-        return db.query("dlq_list", st -> st.bind("$1", queue).bind("$2", afterJobId).bind("$3", limit),
-                row -> new DlqEntry(row.get("job_id", Long.class), row.get("queue", String.class),
-                        row.get("kind", String.class), row.get("args", String.class),
-                        row.get("attempt", Integer.class), row.get("run_lease", Long.class),
-                        row.get("dlq_reason", String.class), row.get("payload", String.class),
-                        row.get("dlq_at", OffsetDateTime.class).toInstant()));
+        return Flux.defer(() -> {
+            NewJob.checkName("queue", queue);
+            if (limit < 1 || limit > MAX_PAGE) {
+                return Flux.error(new InvalidJobException("limit", "must be between 1 and " + MAX_PAGE + ", got " + limit));
+            }
+            // Collected before emitting, so a retried page is never emitted twice.
+            return db.query("dlq_list", st -> st.bind("$1", queue).bind("$2", afterJobId).bind("$3", limit),
+                            row -> new DlqEntry(row.get("job_id", Long.class), row.get("queue", String.class),
+                                    row.get("kind", String.class), row.get("args", String.class),
+                                    row.get("attempt", Integer.class), row.get("run_lease", Long.class),
+                                    row.get("dlq_reason", String.class), row.get("payload", String.class),
+                                    row.get("dlq_at", OffsetDateTime.class).toInstant()))
+                    .collectList()
+                    .retryWhen(ON_CONFLICT)
+                    .flatMapIterable(page -> page);
+        });
     }
 
     /**
@@ -105,7 +131,7 @@ public final class RiffleAdmin {
                 st.bind("$2", filter.kind());
             }
             st.bind("$3", MAX_PAGE);
-        }, row -> row.get("job_id", Long.class)).collectList();
+        }, row -> row.get("job_id", Long.class)).collectList().retryWhen(ON_CONFLICT);
     }
 
     private Mono<List<Long>> retry(List<Long> ids) {
@@ -113,7 +139,8 @@ public final class RiffleAdmin {
             return Mono.just(List.of());
         }
         Long[] arr = ids.toArray(Long[]::new);
-        return db.query("dlq_retry", st -> st.bind("$1", arr), row -> row.get("job_id", Long.class)).collectList();
+        return db.query("dlq_retry", st -> st.bind("$1", arr), row -> row.get("job_id", Long.class)).collectList()
+                .retryWhen(ON_CONFLICT);
     }
 
     private Mono<List<Long>> purge(List<Long> ids) {
@@ -121,6 +148,7 @@ public final class RiffleAdmin {
             return Mono.just(List.of());
         }
         Long[] arr = ids.toArray(Long[]::new);
-        return db.query("dlq_purge", st -> st.bind("$1", arr), row -> row.get("job_id", Long.class)).collectList();
+        return db.query("dlq_purge", st -> st.bind("$1", arr), row -> row.get("job_id", Long.class)).collectList()
+                .retryWhen(ON_CONFLICT);
     }
 }

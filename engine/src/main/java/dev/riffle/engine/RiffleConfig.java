@@ -1,5 +1,6 @@
 package dev.riffle.engine;
 
+import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.migrations.RiffleMigrations;
 import java.time.Duration;
@@ -86,8 +87,17 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
         Objects.requireNonNull(maintenance, "maintenance");
     }
 
-    /** Whether terminal failures of {@code queue} go to the DLQ. */
+    /**
+     * Whether terminal failures of {@code queue} go to the DLQ.
+     *
+     * @throws dev.riffle.engine.api.InvalidJobException when {@code queue} is not a valid queue name
+     */
     public boolean dlqFor(String queue) {
+        return dlqForClaimed(NewJob.checkName("queue", queue));
+    }
+
+    /** {@link #dlqFor(String)} for a queue name read back from the database, valid by its CHECK: the claim path. */
+    boolean dlqForClaimed(String queue) {
         QueueConfig q = queues.get(queue);
         return q != null && q.dlq() != null ? q.dlq() : dlqByDefault;
     }

@@ -46,17 +46,33 @@ class DatabaseUrlTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"r2dbc:postgresql://db", "r2dbc:pool:postgresql://db", "postgresql://db", "postgres://db",
-            "jdbc:postgresql://db", "postgres://db/", "postgres://db?", "postgres://db/?"})
-    void defaultsWhenOnlyTheHostIsGiven(String text) {
+    @ValueSource(strings = {"r2dbc:postgresql://db/app", "r2dbc:pool:postgresql://db/app", "postgresql://db/app",
+            "postgres://db/app", "jdbc:postgresql://db/app", "postgres://db/app?"})
+    void defaultsWhenOnlyTheHostAndDatabaseAreGiven(String text) {
         DatabaseUrl url = DatabaseUrl.parse(text);
 
         assertThat(url.host()).isEqualTo("db");
         assertThat(url.port()).isEqualTo(5432);
-        assertThat(url.database()).isEqualTo("postgres");
+        assertThat(url.database()).isEqualTo("app");
         assertThat(url.user()).isEqualTo("postgres");
         assertThat(url.password()).isNull();
         assertThat(url.options()).isEmpty();
+    }
+
+    /**
+     * No silent default database: the server's admin database is rarely where the application's jobs belong, and
+     * a URL that forgot its database would otherwise migrate a schema into it without a word.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"r2dbc:postgresql://db", "r2dbc:pool:postgresql://db", "postgresql://db", "postgres://db",
+            "jdbc:postgresql://db", "postgres://db/", "postgres://db?", "postgres://db/?", "postgres://db:6543/?sslmode=require",
+            "postgres://alice:" + SECRET + "@db", "postgres://alice:" + SECRET + "@db:5432/",
+            "postgres://db?user=alice&password=" + SECRET})
+    void aUrlWithoutADatabaseIsRejectedWithAnExample(String text) {
+        IllegalArgumentException e = catchThrowableOfType(IllegalArgumentException.class, () -> DatabaseUrl.parse(text));
+        assertThat(e).as("parse(%s)", text).isNotNull();
+        assertThat(e.getMessage()).contains("database name is required").contains("postgresql://db.example:5432/app");
+        assertThat(fullText(e)).doesNotContain(SECRET);
     }
 
     @Test
@@ -237,7 +253,7 @@ class DatabaseUrlTest {
     @ParameterizedTest
     @ValueSource(strings = {
             "postgres://alice:" + SECRET + "@db.example:6543/app",
-            "postgres://db",
+            "postgres://db/app",
             "postgres://al%20ice%40corp:" + SECRET + "@db/my%20db",
             "postgres://u@db/d%2Fslash%3Fq",
             "postgres://%C3%A9l%C3%A8ve@db/caf%C3%A9",
@@ -270,7 +286,7 @@ class DatabaseUrlTest {
 
     @Test
     void toStringWithoutPasswordSaysNothingAboutOne() {
-        assertThat(DatabaseUrl.parse("postgres://db").toString()).doesNotContain("password");
+        assertThat(DatabaseUrl.parse("postgres://db/app").toString()).doesNotContain("password");
     }
 
     @Test

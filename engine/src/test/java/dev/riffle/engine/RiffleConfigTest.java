@@ -183,6 +183,10 @@ class RiffleConfigTest {
         assertThat(off.dlqFor("yes_dlq")).isTrue();
         assertThat(off.dlqFor("unsaid")).isFalse();
         assertThat(off.dlqFor("unknown")).isFalse();
+        // Not a queue any job can have: refused like everywhere else, not answered with the default.
+        assertThatThrownBy(() -> off.dlqFor("bad name!"))
+                .isInstanceOfSatisfying(dev.riffle.engine.api.InvalidJobException.class,
+                        e -> assertThat(e.field()).isEqualTo("queue"));
     }
 
     @Test

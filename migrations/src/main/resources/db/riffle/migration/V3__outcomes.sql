@@ -401,29 +401,42 @@ BEGIN
 END
 $$;
 
--- Cancel a job by id (DESIGN.md §5.5, with both races designed out). In order:
+-- Cancel a job by id (DESIGN.md §5.5, with both races designed out). Advisory locks come before row locks, as on
+-- every other path (a completion or rescue holds an attempt lock and may wait on lane rows; a cancel holding a
+-- claim head while queueing on that attempt lock closed a deadlock with it). Each try therefore:
+--   0. looks without locking: the job's newest ready row and the attempt a claim of it creates (run lease + 1),
+--      then takes the attempt locks of that attempt and of any attempt an earlier try found open, before any row
+--      lock;
 --   1. available: lock the lane's claim head (waiting for an in-flight claim to commit), then re-check in new
---      statements that the row is still unclaimed; tombstone it and record a narrow 'cancelled' terminal row;
+--      statements that the row is still unclaimed; tombstone it and record a narrow 'cancelled' terminal row. If a
+--      claim won, its attempt is the one whose lock this try already holds, so branch 3 closes it;
 --   2. scheduled/retryable: delete the deferred row and record a wide 'cancelled' terminal row in the current slot;
---   3. running: find the newest open receipt, then close it through close_attempts (per-attempt lock first, checks
---      after), and NOTIFY the cancel channel so the local subscriber can stop its handler.
+--   3. running: find the newest open receipt and, when this try holds its attempt lock, close it through
+--      close_attempts (checks after the lock), and NOTIFY the cancel channel so the local subscriber can stop its
+--      handler. An open attempt whose lock this try does not hold is left to the next try, which locks it first.
 -- Returns 'available', 'scheduled', 'running' or 'not_found' (already terminal, or unknown). A job can move
 -- between branches while this runs (promotion commits, or a running attempt's retry wins the attempt lock), so
 -- when every branch comes up empty the branches are tried again, a bounded number of times, each with fresh
--- snapshots.
+-- snapshots. Each try runs in its own subtransaction, and a try that finds nothing is rolled back on purpose: that
+-- releases every lock it took (its claim head row included), so the next try again starts with advisory locks
+-- only. A try that finds nothing has written nothing, so the rollback loses nothing.
 CREATE FUNCTION ${schema}.cancel_job(p_job_id bigint) RETURNS text
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-    r     record;
-    d     record;
-    o     record;
-    v_cur bigint;
-    v_gen bigint;
-    v_slot int;
-    v_try int;
+    r       record;
+    d       record;
+    o       record;
+    v_cur   bigint;
+    v_gen   bigint;
+    v_slot  int;
+    v_try   int;
+    v_ready boolean;
+    v_rls   bigint[];
+    v_seen  bigint[] := '{}';
 BEGIN
   FOR v_try IN 1 .. 3 LOOP
-    -- 1. available
+   BEGIN
+    -- 0. look, then lock attempts (no row lock is held here: earlier tries were rolled back)
     SELECT re.ready_slot, re.ready_generation, re.queue, re.priority, re.enqueue_shard, re.lane_seq, re.kind,
            re.attempt, re.run_lease, h.seq_name
       INTO r
@@ -433,7 +446,15 @@ BEGIN
      WHERE re.job_id = p_job_id
      ORDER BY re.ready_generation DESC, re.lane_seq DESC
      LIMIT 1;
-    IF FOUND THEN
+    v_ready := FOUND;
+    v_rls := v_seen;
+    IF v_ready THEN
+        v_rls := v_rls || (r.run_lease + 1);
+    END IF;
+    PERFORM ${schema}.lock_attempts(array_fill(p_job_id, ARRAY[cardinality(v_rls)]), v_rls);
+
+    -- 1. available
+    IF v_ready THEN
         PERFORM 1 FROM ${schema}.queue_claim_heads h WHERE h.seq_name = r.seq_name FOR UPDATE;
         v_cur := ${schema}.seq_next(r.seq_name);
         IF r.lane_seq >= v_cur
@@ -494,15 +515,26 @@ BEGIN
      ORDER BY x.rl DESC
      LIMIT 1;
     IF FOUND THEN
-        PERFORM 1 FROM ${schema}.close_attempts(ARRAY[o.claim_slot], ARRAY[o.batch_id], ARRAY[o.idx], ARRAY[p_job_id],
-                                                 ARRAY[o.rl], ARRAY[o.rid], ARRAY['cancel'], ARRAY[NULL::bigint],
-                                                 ARRAY['cancelled by operator'], ARRAY[false], ARRAY[o.leased]) c
-         WHERE c.status = 'closed';
-        IF FOUND THEN
-            PERFORM pg_notify('${schema_name}.cancel', p_job_id || ':' || o.rl);
-            RETURN 'running';
+        IF o.rl = ANY (v_rls) THEN
+            -- close_attempts re-takes the lock this try already holds: no new wait after the row locks above.
+            PERFORM 1 FROM ${schema}.close_attempts(ARRAY[o.claim_slot], ARRAY[o.batch_id], ARRAY[o.idx], ARRAY[p_job_id],
+                                                     ARRAY[o.rl], ARRAY[o.rid], ARRAY['cancel'], ARRAY[NULL::bigint],
+                                                     ARRAY['cancelled by operator'], ARRAY[false], ARRAY[o.leased]) c
+             WHERE c.status = 'closed';
+            IF FOUND THEN
+                PERFORM pg_notify('${schema_name}.cancel', p_job_id || ':' || o.rl);
+                RETURN 'running';
+            END IF;
+        ELSE
+            -- Plpgsql variables survive the rollback below: the next try locks this attempt first.
+            v_seen := v_seen || o.rl;
         END IF;
     END IF;
+    -- Nothing found: undo this try's locks (see the header). The condition is raised only here and caught only here.
+    RAISE EXCEPTION USING ERRCODE = 'RFC01', MESSAGE = 'cancel_job: retry';
+   EXCEPTION WHEN SQLSTATE 'RFC01' THEN
+    NULL;
+   END;
   END LOOP;
     RETURN 'not_found';
 END

@@ -3,7 +3,9 @@ package dev.riffle.engine.outcomes;
 import static dev.riffle.engine.outcomes.OutcomeKit.TIMEOUT;
 import static dev.riffle.engine.outcomes.OutcomeKit.await;
 import static dev.riffle.engine.outcomes.OutcomeKit.claimsOf;
+import static dev.riffle.engine.outcomes.OutcomeKit.closuresOf;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.CancelResult;
@@ -14,6 +16,7 @@ import dev.riffle.engine.test.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Queue;
@@ -118,6 +121,94 @@ class CancelRaceIT {
             assertThat(db.queryLong("SELECT count(*) FROM terminal_jobs WHERE job_id = ? AND state = 'cancelled'", id)).isEqualTo(1);
         } finally {
             sub.dispose();
+            OutcomeKit.close(riffle);
+        }
+    }
+    /** Waits until {@code n} statements of this schema that mention {@code fragment} wait on an advisory lock. */
+    private void awaitAdvisoryWaiters(String fragment, int n) {
+        String needle = db.schema() + "\"." + fragment;
+        await(n + " statement(s) waiting on an advisory lock in " + fragment, () -> db.queryLong("SELECT count(*) "
+                + "FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' "
+                + "AND position(? in query) > 0", needle) == n);
+    }
+
+    /**
+     * Advisory locks come before row locks, on every path: a session that holds a running attempt's lock (as a
+     * completion, heartbeat or rescue does while it works) may go on to lock that lane's claim head. A cancel that
+     * took the claim head first and then queued on the attempt lock closed a cycle with it: a deadlock, one side
+     * aborted with 40P01. The competing session here takes the two locks in the project's order, by hand, while
+     * the cancel is seen waiting on the attempt lock; it must get the head row, and the cancel must then finish.
+     */
+    @Test
+    void aCancelWaitingOnARunningAttemptsLockHoldsNoClaimHeadRowLock() throws Exception {
+        Riffle riffle = OutcomeKit.start(db);
+        Queue<Job> held = new ConcurrentLinkedQueue<>();
+        Disposable sub = riffle.subscribe("order-running").subscribe(held::add);
+        try (Connection worker = database.openJdbc()) {
+            long id = OutcomeKit.enqueue(riffle, NewJob.builder("k").queue("order-running").build());
+            await("delivery", () -> held.size() == 1);
+            Job job = held.peek();
+
+            worker.setAutoCommit(false);
+            try (PreparedStatement ps = worker.prepareStatement("SELECT pg_advisory_xact_lock(attempt_lock_key(?, ?))")) {
+                ps.setLong(1, id);
+                ps.setLong(2, job.runLease());
+                ps.execute();
+            }
+            CompletableFuture<CancelResult> cancel = riffle.admin().cancel(id).toFuture();
+            awaitAdvisoryWaiters("cancel_job", 1);
+
+            // NOWAIT: the row must be free right now, while the cancel waits. Waiting for it instead would close the
+            // cycle and PostgreSQL would abort one side with 40P01 after deadlock_timeout (the cancel, as the older
+            // waiter), which the admin API's conflict retry would then hide from this test.
+            assertThatCode(() -> {
+                try (Statement st = worker.createStatement()) {
+                    st.execute("SELECT 1 FROM queue_claim_heads WHERE queue = 'order-running' FOR UPDATE NOWAIT");
+                }
+            }).as("the claim head row, taken while the cancel waits on the attempt lock").doesNotThrowAnyException();
+            worker.rollback();
+
+            assertThat(cancel.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(CancelResult.CANCELLED_RUNNING);
+            assertThat(db.queryLong("SELECT count(*) FROM terminal_jobs WHERE job_id = ? AND state = 'cancelled'", id)).isEqualTo(1);
+        } finally {
+            sub.dispose();
+            OutcomeKit.close(riffle);
+        }
+    }
+
+    /**
+     * The same order on the ready branch: the cancel of a ready job first takes the lock of the attempt a claim
+     * would create (run lease + 1), then the claim head. So a claim that commits while the cancel waits produces an
+     * attempt whose lock the cancel already holds, and the cancel closes it without taking an advisory lock after
+     * the row lock.
+     */
+    @Test
+    void aCancelOfAReadyJobTakesTheAttemptLockBeforeTheClaimHeadAndCancelsAClaimThatWinsTheRace() throws Exception {
+        Riffle riffle = OutcomeKit.start(db);
+        try (Connection claimer = database.openJdbc()) {
+            long id = OutcomeKit.enqueue(riffle, NewJob.builder("k").queue("order-ready").build());
+
+            claimer.setAutoCommit(false);
+            try (PreparedStatement ps = claimer.prepareStatement("SELECT pg_advisory_xact_lock(attempt_lock_key(?, 1))")) {
+                ps.setLong(1, id);
+                ps.execute();
+            }
+            CompletableFuture<CancelResult> cancel = riffle.admin().cancel(id).toFuture();
+            awaitAdvisoryWaiters("cancel_job", 1);
+            // The claim locks the head with SKIP LOCKED: had the cancel held it, this would claim nothing.
+            try (PreparedStatement ps = claimer.prepareStatement("SELECT status, job_id, run_lease "
+                    + "FROM claim_ready(ARRAY['order-ready'], ARRAY[0], 1)"); ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString("status")).isEqualTo("claimed");
+                assertThat(rs.getLong("job_id")).isEqualTo(id);
+                assertThat(rs.getLong("run_lease")).isEqualTo(1);
+            }
+            claimer.commit();
+
+            assertThat(cancel.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(CancelResult.CANCELLED_RUNNING);
+            assertThat(db.queryLong("SELECT count(*) FROM terminal_jobs WHERE job_id = ? AND state = 'cancelled'", id)).isEqualTo(1);
+            assertThat(closuresOf(db, id, 1)).isEqualTo(1);
+        } finally {
             OutcomeKit.close(riffle);
         }
     }

@@ -6,12 +6,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.RiffleConfig;
+import dev.riffle.engine.api.DlqFilter;
 import dev.riffle.engine.api.InvalidJobException;
 import dev.riffle.engine.api.NewJob;
+import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.test.RiffleTest;
 import dev.riffle.engine.test.TestDatabase;
 import dev.riffle.engine.test.TestDatabase.TestDatabaseException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,7 +35,7 @@ class ValidationIT {
 
     private static final int MAX_ARGS = 64;
     private static final List<String> WRITTEN_TABLES = List.of("ready_entries", "deferred_jobs", "ready_segments",
-            "queue_claim_heads", "queue_enqueue_heads", "done_entries");
+            "queue_claim_heads", "queue_enqueue_heads", "done_entries", "queue_meta", "dlq_entries");
 
     private Riffle riffle;
     private Probe db;
@@ -131,6 +134,69 @@ class ValidationIT {
         assertRefusedJob("maxAttempts", () -> valid().maxAttempts(1001));
         assertRefusedJob("runAt", () -> valid().runAt(Instant.parse("1999-12-31T23:59:59Z")));
         assertRefusedJob("runAt", () -> valid().runAt(Instant.parse("2300-01-01T00:00:00Z")));
+    }
+
+    @Test
+    void runAtBoundsAreOneRuleForTheApiAndTheDatabase() {
+        // The database keeps run_at in [2000-01-01, 2200-01-01): the upper bound itself is out.
+        assertRefusedJob("runAt", () -> valid().queue("run-at-bounds").runAt(Instant.parse("2200-01-01T00:00:00Z")));
+        assertRefusedJob("runAt", () -> valid().queue("run-at-bounds").runAt(Instant.parse("1999-12-31T23:59:59.999999Z")));
+        // Valid for Java, but the database rounds to microseconds, to 2200-01-01: its CHECK refuses it, and the
+        // caller must hear about runAt, not see the constraint's text under field "jobs".
+        assertRefusedJob("runAt", () -> valid().queue("run-at-bounds").runAt(Instant.parse("2199-12-31T23:59:59.9999999Z")));
+
+        long last = OutcomeKit.enqueue(riffle, valid().queue("run-at-bounds").runAt(Instant.parse("2199-12-31T23:59:59.999999Z")).build());
+        assertThat(db.queryLong("SELECT count(*) FROM deferred_jobs WHERE job_id = ? AND run_at = '2199-12-31T23:59:59.999999Z'",
+                last)).isEqualTo(1);
+        // The lower bound is in (and in the past, so the job is ready at once).
+        long first = OutcomeKit.enqueue(riffle, valid().queue("run-at-bounds").runAt(Instant.parse("2000-01-01T00:00:00Z")).build());
+        assertThat(db.queryLong("SELECT count(*) FROM ready_entries WHERE job_id = ? AND run_at = '2000-01-01T00:00:00Z'",
+                first)).isEqualTo(1);
+    }
+
+    /**
+     * One name rule on every public entry that takes a queue or kind: a bad name is refused with the same typed
+     * error enqueue gives, naming the value, instead of reading as an empty queue or being written somewhere.
+     */
+    @Test
+    void everyEntryTakingAQueueOrKindNameRefusesABadOne() {
+        String bad = "bad name!";
+        Map<String, Object> before = counts();
+        Map<String, org.assertj.core.api.ThrowableAssert.ThrowingCallable> queueEntries = new java.util.LinkedHashMap<>();
+        queueEntries.put("counts", () -> riffle.counts(bad).block(TIMEOUT));
+        queueEntries.put("subscribe", () -> riffle.subscribe(bad).blockFirst(TIMEOUT));
+        queueEntries.put("subscribe (second queue)", () -> riffle.subscribe("valid-queue", bad).blockFirst(TIMEOUT));
+        queueEntries.put("work", () -> riffle.work(Map.of("valid.kind", j -> reactor.core.publisher.Mono.empty()), 1, bad)
+                .blockFirst(TIMEOUT));
+        queueEntries.put("enqueue", () -> riffle.client().enqueue(valid().queue(bad).build()).block(TIMEOUT));
+        queueEntries.put("listDlq", () -> riffle.admin().listDlq(bad, 0, 10).blockFirst(TIMEOUT));
+        queueEntries.put("DlqFilter.queue", () -> riffle.admin().retryDlq(DlqFilter.queue(bad)).block(TIMEOUT));
+        queueEntries.put("DlqFilter.of", () -> riffle.admin().purgeDlq(DlqFilter.of(bad, "valid.kind")).block(TIMEOUT));
+        queueEntries.put("QueueConfig.of", () -> QueueConfig.of(bad));
+        queueEntries.put("QueueConfig.withDeadline", () -> QueueConfig.withDeadline(bad, Duration.ofSeconds(5)));
+        queueEntries.put("RiffleConfig.queue", () -> riffle.config().queue(bad));
+        queueEntries.put("RiffleConfig.dlqFor", () -> riffle.config().dlqFor(bad));
+        List<String> accepted = new ArrayList<>();
+        queueEntries.forEach((entry, call) -> checkNameRefused(accepted, entry, "queue", bad, call));
+
+        Map<String, org.assertj.core.api.ThrowableAssert.ThrowingCallable> kindEntries = new java.util.LinkedHashMap<>();
+        kindEntries.put("enqueue", () -> riffle.client().enqueue(NewJob.builder(bad).queue("valid-queue").build()).block(TIMEOUT));
+        kindEntries.put("work (handler kind)", () -> riffle.work(Map.of(bad, j -> reactor.core.publisher.Mono.empty()), 1,
+                "valid-queue").blockFirst(TIMEOUT));
+        kindEntries.put("DlqFilter.kind", () -> riffle.admin().retryDlq(DlqFilter.kind(bad)).block(TIMEOUT));
+        kindEntries.put("DlqFilter.of", () -> riffle.admin().purgeDlq(DlqFilter.of("valid-queue", bad)).block(TIMEOUT));
+        kindEntries.forEach((entry, call) -> checkNameRefused(accepted, entry, "kind", bad, call));
+
+        assertThat(accepted).as("entries that did not refuse the name with InvalidJobException naming it").isEmpty();
+        assertThat(counts()).as("row counts after every refused name").isEqualTo(before);
+    }
+
+    private static void checkNameRefused(List<String> accepted, String entry, String field, String bad,
+                                         org.assertj.core.api.ThrowableAssert.ThrowingCallable call) {
+        Throwable t = org.assertj.core.api.Assertions.catchThrowable(call);
+        if (!(t instanceof InvalidJobException e && e.field().equals(field) && e.getMessage().contains("'" + bad + "'"))) {
+            accepted.add(entry + " (" + field + "): " + (t == null ? "no error" : t.toString()));
+        }
     }
 
     @Test

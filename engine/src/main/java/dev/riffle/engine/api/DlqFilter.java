@@ -13,10 +13,16 @@ import org.jspecify.annotations.Nullable;
  */
 public record DlqFilter(@Nullable String queue, @Nullable String kind, boolean everything) {
 
-    /** Validates that the filter is either explicit-all or names something. */
+    /** Validates that the filter is either explicit-all or names something, and that the names are valid. */
     public DlqFilter {
         if (!everything && queue == null && kind == null) {
             throw new InvalidJobException("filter", "name a queue or a kind, or use DlqFilter.all()");
+        }
+        if (queue != null) {
+            NewJob.checkName("queue", queue);
+        }
+        if (kind != null) {
+            NewJob.checkName("kind", kind);
         }
     }
 

@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
  * @param argsJson a JSON object (default {@code {}}); size limit is enforced by the engine configuration
  * @param priority 1 (most urgent) .. 4 (default {@value #DEFAULT_PRIORITY})
  * @param maxAttempts 1..1000 (default {@value #DEFAULT_MAX_ATTEMPTS})
- * @param runAt when to run; {@code null} or a past instant means now, a future instant schedules the job
+ * @param runAt when to run; {@code null} or a past instant means now, a future instant schedules the job; must lie in
+ *              [{@link #MIN_RUN_AT}, {@link #MAX_RUN_AT})
  */
 public record NewJob(String kind, String queue, String argsJson, int priority, int maxAttempts, @Nullable Instant runAt) {
 
@@ -26,10 +27,16 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
     /** Longest queue or kind name. */
     public static final int MAX_NAME_LENGTH = 128;
 
+    /**
+     * First instant past the accepted {@code runAt} range (exclusive). Far enough to catch unit mistakes (seconds vs
+     * millis) without limiting real schedules; the database's run_at CHECK uses the same half-open range.
+     */
+    public static final Instant MAX_RUN_AT = Instant.parse("2200-01-01T00:00:00Z");
+    /** Earliest accepted {@code runAt} (inclusive), as in the database's run_at CHECK. */
+    public static final Instant MIN_RUN_AT = Instant.parse("2000-01-01T00:00:00Z");
+
+    // The one name rule of the API; the database's *_queue_name / *_kind_name CHECKs mirror it.
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0," + (MAX_NAME_LENGTH - 1) + "}");
-    // Far enough to catch unit mistakes (seconds vs millis) without limiting real schedules.
-    private static final Instant MAX_RUN_AT = Instant.parse("2200-01-01T00:00:00Z");
-    private static final Instant MIN_RUN_AT = Instant.parse("2000-01-01T00:00:00Z");
 
     /** Validates all fields. */
     public NewJob {
@@ -45,12 +52,26 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
         if (maxAttempts < 1 || maxAttempts > 1000) {
             throw new InvalidJobException("maxAttempts", "must be between 1 and 1000, got " + maxAttempts);
         }
-        if (runAt != null && (runAt.isAfter(MAX_RUN_AT) || runAt.isBefore(MIN_RUN_AT))) {
-            throw new InvalidJobException("runAt", "must be between " + MIN_RUN_AT + " and " + MAX_RUN_AT + ", got " + runAt);
+        if (runAt != null && (!runAt.isBefore(MAX_RUN_AT) || runAt.isBefore(MIN_RUN_AT))) {
+            throw new InvalidJobException("runAt", runAtRange() + ", got " + runAt);
         }
     }
 
-    private static void checkName(String field, @Nullable String value) {
+    /** The {@code runAt} rule in words, for every error that reports it. */
+    public static String runAtRange() {
+        return "must be at or after " + MIN_RUN_AT + " and before " + MAX_RUN_AT;
+    }
+
+    /**
+     * Checks a queue or kind name against the one name rule: 1..{@value #MAX_NAME_LENGTH} characters of
+     * {@code [A-Za-z0-9_.:-]}, starting with a letter or digit. Every public entry that takes a queue or kind name
+     * calls this, so a bad name is refused the same way everywhere instead of reading as an empty queue.
+     *
+     * @param field {@code "queue"} or {@code "kind"}, reported by {@link InvalidJobException#field()}
+     * @return {@code value}, for chaining
+     * @throws InvalidJobException naming the field and the (abbreviated) value
+     */
+    public static String checkName(String field, @Nullable String value) {
         if (value == null) {
             throw new InvalidJobException(field, "must not be null");
         }
@@ -58,6 +79,7 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
             throw new InvalidJobException(field, "'" + abbreviate(value) + "' is invalid: 1.." + MAX_NAME_LENGTH
                     + " characters of [A-Za-z0-9_.:-], starting with a letter or digit");
         }
+        return value;
     }
 
     private static String abbreviate(String s) {

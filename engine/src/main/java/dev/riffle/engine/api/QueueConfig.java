@@ -22,7 +22,7 @@ public record QueueConfig(String name, Duration deadline, @org.jspecify.annotati
     public QueueConfig {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(deadline, "deadline");
-        NewJob.builder("validate").queue(name).build();
+        NewJob.checkName("queue", name);
         if (deadline.isNegative()) {
             throw new IllegalArgumentException("deadline must not be negative: " + deadline);
         }

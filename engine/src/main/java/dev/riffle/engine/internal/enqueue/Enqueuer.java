@@ -104,7 +104,20 @@ public final class Enqueuer implements JobClient {
                             String state = Db.sqlState(e);
                             return state != null && (state.startsWith("22") || state.equals("23514"));
                         },
-                        e -> new InvalidJobException("23514".equals(Db.sqlState(e)) ? "jobs" : "args",
-                                "rejected by the database: " + e.getMessage(), e));
+                        Enqueuer::rejected);
+    }
+
+    private static InvalidJobException rejected(Throwable e) {
+        if (!"23514".equals(Db.sqlState(e))) {
+            return new InvalidJobException("args", "rejected by the database: " + e.getMessage(), e);
+        }
+        String constraint = Db.constraintName(e);
+        // NewJob checks the same run_at range, so this fires only for what it could not see: the database keeps
+        // microseconds and rounds, so an instant within half a microsecond below the upper bound lands on it.
+        if (constraint != null && constraint.endsWith("_run_at")) {
+            return new InvalidJobException("runAt", NewJob.runAtRange() + " once rounded to the database's "
+                    + "microseconds; the database refused it (" + constraint + ")", e);
+        }
+        return new InvalidJobException("jobs", "rejected by the database: " + e.getMessage(), e);
     }
 }

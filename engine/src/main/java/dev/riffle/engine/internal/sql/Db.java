@@ -60,6 +60,27 @@ public final class Db {
     }
 
     /**
+     * True for a deadlock (40P01) or serialization failure (40001): the server rolled the whole statement back, so
+     * running it again is safe even when it writes. Connection loss is not included: the statement may have
+     * committed before the connection went, and a second run could then answer differently (a cancel that
+     * succeeded would report "not found").
+     */
+    public static boolean isConflict(Throwable t) {
+        String state = sqlState(t);
+        return "40P01".equals(state) || "40001".equals(state);
+    }
+
+    /** The name of the constraint a database error reports (a CHECK, unique or foreign key), or null. */
+    public static String constraintName(Throwable t) {
+        for (Throwable x = t; x != null; x = x.getCause()) {
+            if (x instanceof io.r2dbc.postgresql.api.PostgresqlException e) {
+                return e.getErrorDetails().getConstraintName().orElse(null);
+            }
+        }
+        return null;
+    }
+
+    /**
      * True for errors worth retrying: connection loss (including a pooled connection that failed validation on
      * acquire, when nothing was sent yet), serialization failure, deadlock, lock timeout, server shutting down or
      * starting up, too many connections, read-only while a replica is promoted.
