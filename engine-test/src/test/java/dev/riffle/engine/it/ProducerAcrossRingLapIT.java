@@ -68,6 +68,17 @@ class ProducerAcrossRingLapIT {
         trace.append(r).append('/').append(p).append(' ');
     }
 
+    /** What the rings look like, for a failure message. */
+    private static String ringDiagnostics(TestDatabase db) {
+        return "rotations " + db.queryRows("SELECT generation, slot FROM queue_ring_rotations ORDER BY generation DESC LIMIT 6")
+                + "; queue slots " + db.queryRows("SELECT s, queue_slot_blocker(s) AS blocker, ring_slot_occupied('queue', s) AS occupied"
+                        + " FROM generate_series(0, ring_slot_count('queue') - 1) s")
+                + "; claim rotations " + db.queryRows("SELECT generation, slot FROM claim_ring_rotations ORDER BY generation DESC LIMIT 4")
+                + "; claim slots " + db.queryRows("SELECT s, claim_slot_balanced(s) AS balanced, ring_slot_occupied('claim', s) AS occupied"
+                        + " FROM generate_series(0, ring_slot_count('claim') - 1) s")
+                + "; ready " + db.queryRows("SELECT ready_slot, ready_generation, queue, count(*) FROM ready_entries GROUP BY 1, 2, 3 ORDER BY 1, 2");
+    }
+
     private static long queueCursorGeneration(TestDatabase db) {
         return db.queryLong("SELECT max(generation) FROM queue_ring_rotations");
     }
@@ -189,19 +200,28 @@ class ProducerAcrossRingLapIT {
             // A quiet moment: nothing else commits into the producer's slot before the ring leaves it.
             paused.set(true);
             Long j = openProducer(riffle, producer, "loop");
+            // Only the producer sees its row. Reading the partitioned parent takes ACCESS SHARE on every slot's
+            // child until the transaction ends, which would block every prune; reading it in a subtransaction
+            // that is rolled back gives those locks back and keeps the insert's.
+            Mono.from(producer.createSavepoint("peek")).block(Engines.TIMEOUT);
             long jGeneration = Mono.from(producer.createStatement(
                             "SELECT ready_generation FROM \"" + db.schema() + "\".ready_entries WHERE job_id = $1")
                     .bind("$1", j).execute()).flatMapMany(r -> r.map((row, m) -> row.get(0, Long.class)))
                     .blockLast(Engines.TIMEOUT);
+            Mono.from(producer.rollbackTransactionToSavepoint("peek")).block(Engines.TIMEOUT);
             // A ring whose only rows are the producer's (invisible) one goes idle and stops (rotate_ring's idle
             // gate): if the other slots drained before the ring moved on, let the trickle commit again so it does.
             long quietUntil = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-            Engines.awaitTrue("the ring left the producer's slot", () -> {
-                if (System.nanoTime() > quietUntil) {
-                    paused.set(false);
-                }
-                return queueCursorGeneration(db) > jGeneration;
-            });
+            try {
+                Engines.awaitTrue("the ring left the producer's slot", () -> {
+                    if (System.nanoTime() > quietUntil) {
+                        paused.set(false);
+                    }
+                    return queueCursorGeneration(db) > jGeneration;
+                });
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; J generation " + jGeneration + "; " + ringDiagnostics(db), e);
+            }
             paused.set(false);
             // Several laps' worth of time (4 slots at 100 ms) with the transaction open.
             dev.riffle.engine.test.Await.pause(Duration.ofSeconds(3));
