@@ -176,7 +176,9 @@ class ProducerAcrossRingLapIT {
      * The loop form: the stock leader loops at a short rotation interval, a trickle of other work so the ring is
      * not idle, and one producer transaction open for several laps. Nobody works the producer's queue until a while
      * after the commit (the job just sits there, counted as available), as on a quiet system. It is then delivered
-     * exactly once. Before the fix the next lap's prune truncated it in that while.
+     * exactly once. Before the fix the next lap's prune truncated it in that while: on the old migrations this test
+     * failed 2 of 2 runs with "timed out ... waiting for: the late job completed" (the ring had reached generation
+     * 13-14 with the job's row written in generation 5-6).
      */
     @Test
     void withTheStockLoopsALongProducerLosesNothing(TestDatabase db) {
@@ -197,8 +199,11 @@ class ProducerAcrossRingLapIT {
                 .subscribe();
         try {
             Engines.awaitTrue("the ring turning", () -> queueCursorGeneration(db) >= 4);
-            // A quiet moment: nothing else commits into the producer's slot before the ring leaves it.
+            // A quiet moment: nothing else commits into the producer's slot before the ring leaves it. Pause the
+            // trickle, let the ring enter a slot that nothing has committed into since, and enqueue there.
             paused.set(true);
+            long pausedAt = queueCursorGeneration(db);
+            Engines.awaitTrue("the ring entering a slot after the pause", () -> queueCursorGeneration(db) > pausedAt);
             Long j = openProducer(riffle, producer, "loop");
             // Only the producer sees its row. Reading the partitioned parent takes ACCESS SHARE on every slot's
             // child until the transaction ends, which would block every prune; reading it in a subtransaction
@@ -223,8 +228,14 @@ class ProducerAcrossRingLapIT {
                 throw new AssertionError(e.getMessage() + "; J generation " + jGeneration + "; " + ringDiagnostics(db), e);
             }
             paused.set(false);
-            // Several laps' worth of time (4 slots at 100 ms) with the transaction open.
-            dev.riffle.engine.test.Await.pause(Duration.ofSeconds(3));
+            // The transaction stays open until the ring could have lapped back into the producer's slot (it did
+            // before the fix: prune answered noop and rotation re-entered the slot as generation + 4), or 15 s.
+            // With the fix the ring waits in front of the slot, so this is the 15 s.
+            long openUntil = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+            while (queueCursorGeneration(db) < jGeneration + 4 && System.nanoTime() < openUntil) {
+                dev.riffle.engine.test.Await.pause(Duration.ofMillis(100));
+            }
+            long reachedWhileOpen = queueCursorGeneration(db);
             Mono.from(producer.commitTransaction()).block(Engines.TIMEOUT);
             assertThat(riffle.counts("loop").block(Engines.TIMEOUT).available()).isEqualTo(1);
             // The job committed and nobody working its queue, until the ring has lapped the job's slot twice more or
@@ -238,7 +249,12 @@ class ProducerAcrossRingLapIT {
                         runs.merge(job.id(), 1, Integer::sum);
                         return Mono.just(JobOutcome.complete());
                     }), 4, "loop").subscribe();
-            Engines.awaitTrue("the late job completed", () -> runs.containsKey(j));
+            try {
+                Engines.awaitTrue("the late job completed", () -> runs.containsKey(j));
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; the ring reached generation " + reachedWhileOpen
+                        + " while the producer was open (J in " + jGeneration + "); " + ringDiagnostics(db), e);
+            }
             // Laps go on after the completion; nothing is re-delivered or lost.
             long gen = queueCursorGeneration(db);
             Engines.awaitTrue("more laps", () -> queueCursorGeneration(db) >= gen + 4);
