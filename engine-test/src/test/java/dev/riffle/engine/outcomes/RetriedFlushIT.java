@@ -48,16 +48,25 @@ class RetriedFlushIT {
         db.close();
     }
 
-    private long advisoryWaiters(String function) {
-        return db.queryLong("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
-                + " AND position(? in query) > 0", db.schema() + "\"." + function);
+    /** Backends of this schema waiting on an advisory lock in {@code function}. */
+    private List<Long> waiting(String function) {
+        return db.queryRows("SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
+                        + " AND position(? in query) > 0", db.schema() + "\"." + function)
+                .stream().map(r -> OutcomeKit.asLong(r.get("pid"))).toList();
     }
 
-    private long flushBackend(String function) {
-        List<Map<String, Object>> rows = db.queryRows("SELECT pid FROM pg_stat_activity WHERE wait_event = 'advisory'"
-                + " AND position(? in query) > 0", db.schema() + "\"." + function);
-        assertThat(rows).as("one waiting %s flush", function).hasSize(1);
-        return OutcomeKit.asLong(rows.get(0).get("pid"));
+    /** The one backend waiting in {@code function}, once it is the only one and is not {@code notPid}. */
+    private long awaitOneWaiter(String what, String function, long notPid) {
+        long[] pid = new long[1];
+        await(what, () -> {
+            List<Long> w = waiting(function);
+            if (w.size() == 1 && w.get(0) != notPid) {
+                pid[0] = w.get(0);
+                return true;
+            }
+            return false;
+        });
+        return pid[0];
     }
 
     private void cancelWinsAgainstARetriedFlush(String queue, String function, Function<Job, Mono<Void>> outcome)
@@ -75,15 +84,13 @@ class RetriedFlushIT {
                 ps.execute();
             }
             CompletableFuture<Void> done = outcome.apply(job).toFuture();
-            await("the flush waits on the attempt lock", () -> advisoryWaiters(function) == 1);
-            long firstTry = flushBackend(function);
+            long firstTry = awaitOneWaiter("the flush waits on the attempt lock", function, -1);
             CompletableFuture<CancelResult> cancel = riffle.admin().cancel(id).toFuture();
-            await("the cancel queues behind the flush", () -> advisoryWaiters("cancel_job") == 1);
+            await("the cancel queues behind the flush", () -> waiting("cancel_job").size() == 1);
 
             assertThat(db.queryLong("SELECT count(*) FROM (SELECT pg_terminate_backend(?::int)) t", firstTry)).isEqualTo(1);
             // The retry reconnects and queues behind the cancel.
-            await("the retried flush queues behind the cancel", () -> advisoryWaiters(function) == 1
-                    && flushBackend(function) != firstTry);
+            awaitOneWaiter("the retried flush queues behind the cancel", function, firstTry);
             blocker.commit();
 
             assertThat(cancel.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(CancelResult.CANCELLED_RUNNING);
@@ -127,11 +134,9 @@ class RetriedFlushIT {
                 ps.execute();
             }
             CompletableFuture<Void> done = job.complete().toFuture();
-            await("the flush waits on the attempt lock", () -> advisoryWaiters("complete_compact") == 1);
-            long firstTry = flushBackend("complete_compact");
+            long firstTry = awaitOneWaiter("the flush waits on the attempt lock", "complete_compact", -1);
             db.queryLong("SELECT count(*) FROM (SELECT pg_terminate_backend(?::int)) t", firstTry);
-            await("the retried flush waits again", () -> advisoryWaiters("complete_compact") == 1
-                    && flushBackend("complete_compact") != firstTry);
+            awaitOneWaiter("the retried flush waits again", "complete_compact", firstTry);
             blocker.commit();
 
             done.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
