@@ -15,7 +15,6 @@ import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.test.RiffleTest;
-import dev.riffle.engine.test.TestDatabase;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,8 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
@@ -35,19 +32,7 @@ import reactor.core.publisher.Mono;
  * ({@code deferred_jobs}, {@code dlq_entries}, {@code attempt_state}, {@code leases}) may see UPDATE or DELETE.
  */
 @RiffleTest
-class AppendOnlyOutcomesIT {
-    private Probe db;
-
-    @BeforeEach
-    void openProbe(TestDatabase database) {
-        db = Probe.open(database);
-    }
-
-    @AfterEach
-    void closeProbe() {
-        db.close();
-    }
-
+class AppendOnlyOutcomesIT extends ProbeIT {
     private static final List<String> APPEND_ONLY = List.of("ready_entries", "ready_segments", "ready_tombstones",
             "ready_claim_attempt_batches", "done_entries", "receipt_completion_batches", "queue_terminal_count_deltas",
             "lease_claim_batches", "lease_claim_closure_batches");

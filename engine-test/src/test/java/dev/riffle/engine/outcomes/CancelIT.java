@@ -18,7 +18,6 @@ import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.test.RiffleTest;
-import dev.riffle.engine.test.TestDatabase;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -32,27 +31,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
 /** Operator cancel by job id, wherever the job is: ready, scheduled or retryable, running, or already gone. */
 @RiffleTest
-class CancelIT {
-    private Probe db;
-
-    @BeforeEach
-    void openProbe(TestDatabase database) {
-        db = Probe.open(database);
-    }
-
-    @AfterEach
-    void closeProbe() {
-        db.close();
-    }
-
+class CancelIT extends ProbeIT {
     private static void assertRejected(Mono<Void> write) {
         assertThatThrownBy(() -> write.block(TIMEOUT)).isInstanceOfSatisfying(AttemptRejectedException.class,
                 e -> assertThat(e.reason()).isEqualTo(AttemptRejectedException.Reason.ALREADY_CLOSED));

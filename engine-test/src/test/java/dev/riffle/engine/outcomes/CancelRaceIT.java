@@ -12,7 +12,6 @@ import dev.riffle.engine.api.CancelResult;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.test.RiffleTest;
-import dev.riffle.engine.test.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -23,8 +22,6 @@ import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 
@@ -35,21 +32,7 @@ import reactor.core.Disposable;
  * pg_stat_activity, and only then is the competitor committed.
  */
 @RiffleTest
-class CancelRaceIT {
-    private Probe db;
-    private TestDatabase database;
-
-    @BeforeEach
-    void openProbe(TestDatabase database) {
-        this.database = database;
-        db = Probe.open(database);
-    }
-
-    @AfterEach
-    void closeProbe() {
-        db.close();
-    }
-
+class CancelRaceIT extends ProbeIT {
     /** Waits until {@code n} engine statements of this schema that mention {@code fragment} wait on a lock. */
     private void awaitLockWaiters(String fragment, int n) {
         String needle = db.schema() + "\"." + fragment;
@@ -98,12 +81,7 @@ class CancelRaceIT {
             Job job = held.peek();
 
             // Hold the attempt's lock so the handler's retry queues behind it, then the cancel behind the retry.
-            blocker.setAutoCommit(false);
-            try (PreparedStatement ps = blocker.prepareStatement("SELECT pg_advisory_xact_lock(attempt_lock_key(?, ?))")) {
-                ps.setLong(1, id);
-                ps.setLong(2, job.runLease());
-                ps.execute();
-            }
+            OutcomeKit.holdAttemptLock(blocker, id, job.runLease());
             CompletableFuture<Void> retry = job.retry("boom", Duration.ofMinutes(5)).toFuture();
             awaitLockWaiters("close_attempts", 1);
             CompletableFuture<CancelResult> cancel = riffle.admin().cancel(id).toFuture();
@@ -149,12 +127,7 @@ class CancelRaceIT {
             await("delivery", () -> held.size() == 1);
             Job job = held.peek();
 
-            worker.setAutoCommit(false);
-            try (PreparedStatement ps = worker.prepareStatement("SELECT pg_advisory_xact_lock(attempt_lock_key(?, ?))")) {
-                ps.setLong(1, id);
-                ps.setLong(2, job.runLease());
-                ps.execute();
-            }
+            OutcomeKit.holdAttemptLock(worker, id, job.runLease());
             CompletableFuture<CancelResult> cancel = riffle.admin().cancel(id).toFuture();
             awaitAdvisoryWaiters("cancel_job", 1);
 

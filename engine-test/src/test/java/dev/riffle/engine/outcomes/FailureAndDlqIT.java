@@ -22,7 +22,6 @@ import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.api.QueueCounts;
 import dev.riffle.engine.test.RiffleTest;
-import dev.riffle.engine.test.TestDatabase;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -31,8 +30,6 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
@@ -42,19 +39,7 @@ import reactor.core.publisher.Mono;
  * queue's policy says so; DLQ retry, purge, listing and retention.
  */
 @RiffleTest
-class FailureAndDlqIT {
-    private Probe db;
-
-    @BeforeEach
-    void openProbe(TestDatabase database) {
-        db = Probe.open(database);
-    }
-
-    @AfterEach
-    void closeProbe() {
-        db.close();
-    }
-
+class FailureAndDlqIT extends ProbeIT {
     private record Seen(long id, int attempt, long runLease) {}
 
     /** Fails every attempt until {@code healed} is set, then completes. */

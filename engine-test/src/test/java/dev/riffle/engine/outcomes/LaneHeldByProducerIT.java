@@ -16,7 +16,6 @@ import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.internal.claim.ClaimedJob;
 import dev.riffle.engine.test.RiffleTest;
-import dev.riffle.engine.test.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -28,8 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
@@ -40,21 +37,7 @@ import reactor.core.publisher.Mono;
  * jobs of the held lane move once the producer has committed, and every job is delivered exactly once.
  */
 @RiffleTest
-class LaneHeldByProducerIT {
-    private Probe db;
-    private TestDatabase database;
-
-    @BeforeEach
-    void openProbe(TestDatabase database) {
-        this.database = database;
-        db = Probe.open(database);
-    }
-
-    @AfterEach
-    void closeProbe() {
-        db.close();
-    }
-
+class LaneHeldByProducerIT extends ProbeIT {
     /** Maintenance on, promotion every 100 ms, so "promoted on time" is a matter of a few ticks. */
     private Riffle startWithPromotion() {
         Riffle riffle = OutcomeKit.start(db, b -> b.maintenance(MaintenanceConfig.builder()

@@ -133,4 +133,17 @@ final class OutcomeKit {
     static long asLong(Object value) {
         return ((Number) value).longValue();
     }
+
+    /**
+     * Opens a transaction on {@code c} that holds the attempt's advisory lock (the one every closer of the attempt
+     * takes first) until the test commits or rolls it back: closers then queue on it in arrival order.
+     */
+    static void holdAttemptLock(java.sql.Connection c, long jobId, long runLease) throws java.sql.SQLException {
+        c.setAutoCommit(false);
+        try (java.sql.PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(attempt_lock_key(?, ?))")) {
+            ps.setLong(1, jobId);
+            ps.setLong(2, runLease);
+            ps.execute();
+        }
+    }
 }

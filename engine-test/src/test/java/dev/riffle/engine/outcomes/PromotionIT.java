@@ -14,7 +14,6 @@ import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.test.RiffleTest;
-import dev.riffle.engine.test.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -26,29 +25,13 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /** Scheduled jobs wait in deferred_jobs until due, then move to the ready ring exactly once, oldest first. */
 @RiffleTest
-class PromotionIT {
-    private Probe db;
-    private TestDatabase database;
-
-    @BeforeEach
-    void openProbe(TestDatabase database) {
-        this.database = database;
-        db = Probe.open(database);
-    }
-
-    @AfterEach
-    void closeProbe() {
-        db.close();
-    }
-
+class PromotionIT extends ProbeIT {
     @Test
     void aFutureJobWaitsInTheBacklogAndIsPromotedOnceDueKeepingItsBody() {
         Riffle riffle = OutcomeKit.start(db);

@@ -10,7 +10,6 @@ import dev.riffle.engine.api.CancelResult;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.test.RiffleTest;
-import dev.riffle.engine.test.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -20,8 +19,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -33,21 +30,7 @@ import reactor.core.publisher.Mono;
  * retried flush must then answer {@link AttemptRejectedException}, and the database must say cancelled.
  */
 @RiffleTest
-class RetriedFlushIT {
-    private Probe db;
-    private TestDatabase database;
-
-    @BeforeEach
-    void openProbe(TestDatabase database) {
-        this.database = database;
-        db = Probe.open(database);
-    }
-
-    @AfterEach
-    void closeProbe() {
-        db.close();
-    }
-
+class RetriedFlushIT extends ProbeIT {
     /** Backends of this schema waiting on an advisory lock in {@code function}. */
     private List<Long> waiting(String function) {
         return db.queryRows("SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
@@ -77,12 +60,7 @@ class RetriedFlushIT {
             Job job = riffle.subscribe(queue).blockFirst(TIMEOUT);
             assertThat(job.id()).isEqualTo(id);
 
-            blocker.setAutoCommit(false);
-            try (PreparedStatement ps = blocker.prepareStatement("SELECT pg_advisory_xact_lock(attempt_lock_key(?, ?))")) {
-                ps.setLong(1, id);
-                ps.setLong(2, job.runLease());
-                ps.execute();
-            }
+            OutcomeKit.holdAttemptLock(blocker, id, job.runLease());
             CompletableFuture<Void> done = outcome.apply(job).toFuture();
             long firstTry = awaitOneWaiter("the flush waits on the attempt lock", function, -1);
             CompletableFuture<CancelResult> cancel = riffle.admin().cancel(id).toFuture();
@@ -127,12 +105,7 @@ class RetriedFlushIT {
         try (Connection blocker = database.openJdbc()) {
             long id = OutcomeKit.enqueue(riffle, NewJob.builder("k").queue("rf-alone").build());
             Job job = riffle.subscribe("rf-alone").blockFirst(TIMEOUT);
-            blocker.setAutoCommit(false);
-            try (PreparedStatement ps = blocker.prepareStatement("SELECT pg_advisory_xact_lock(attempt_lock_key(?, ?))")) {
-                ps.setLong(1, id);
-                ps.setLong(2, job.runLease());
-                ps.execute();
-            }
+            OutcomeKit.holdAttemptLock(blocker, id, job.runLease());
             CompletableFuture<Void> done = job.complete().toFuture();
             long firstTry = awaitOneWaiter("the flush waits on the attempt lock", "complete_compact", -1);
             db.queryLong("SELECT count(*) FROM (SELECT pg_terminate_backend(?::int)) t", firstTry);

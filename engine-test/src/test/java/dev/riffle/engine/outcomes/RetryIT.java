@@ -19,15 +19,12 @@ import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.JobResult;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.test.RiffleTest;
-import dev.riffle.engine.test.TestDatabase;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
@@ -37,19 +34,7 @@ import reactor.core.publisher.Mono;
  * the attempt count, the error history and the run lease, and the run lease only ever grows.
  */
 @RiffleTest
-class RetryIT {
-    private Probe db;
-
-    @BeforeEach
-    void openProbe(TestDatabase database) {
-        db = Probe.open(database);
-    }
-
-    @AfterEach
-    void closeProbe() {
-        db.close();
-    }
-
+class RetryIT extends ProbeIT {
     // The deferred run_at and the closure's closed_at are two clock_timestamp() reads inside one statement; allow
     // for the time between them on a busy machine, and no more.
     private static final double SAME_STATEMENT_SLACK = 0.05;

@@ -16,33 +16,18 @@ import dev.riffle.engine.api.JobHandler;
 import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.test.RiffleTest;
-import dev.riffle.engine.test.TestDatabase;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
 /** Snooze runs the job again later without consuming an attempt; the run lease still moves on. */
 @RiffleTest
-class SnoozeIT {
-    private Probe db;
-
-    @BeforeEach
-    void openProbe(TestDatabase database) {
-        db = Probe.open(database);
-    }
-
-    @AfterEach
-    void closeProbe() {
-        db.close();
-    }
-
+class SnoozeIT extends ProbeIT {
     private record Seen(int attempt, long runLease) {}
 
     @Test

@@ -16,13 +16,10 @@ import dev.riffle.engine.api.JobResult;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.test.RiffleTest;
-import dev.riffle.engine.test.TestDatabase;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
@@ -32,19 +29,7 @@ import reactor.core.publisher.Mono;
  * attempts it was allowed: retrying cannot make a handler appear.
  */
 @RiffleTest
-class UnknownKindIT {
-    private Probe db;
-
-    @BeforeEach
-    void openProbe(TestDatabase database) {
-        db = Probe.open(database);
-    }
-
-    @AfterEach
-    void closeProbe() {
-        db.close();
-    }
-
+class UnknownKindIT extends ProbeIT {
     @Test
     void aJobWithNoHandlerFailsOnceWithTheKindInTheReasonAndIsNotRetried() {
         Riffle riffle = OutcomeKit.start(db, b -> b.queue(QueueConfig.of("unknown-plain").withDlq(false)));

@@ -14,15 +14,12 @@ import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.api.RescuedAttempt;
 import dev.riffle.engine.test.RiffleTest;
-import dev.riffle.engine.test.TestDatabase;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
@@ -33,19 +30,7 @@ import reactor.core.publisher.Mono;
  * writes nothing for the attempt, and the closure that took it away is the only one.
  */
 @RiffleTest
-class WorkCancelIT {
-    private Probe db;
-
-    @BeforeEach
-    void openProbe(TestDatabase database) {
-        db = Probe.open(database);
-    }
-
-    @AfterEach
-    void closeProbe() {
-        db.close();
-    }
-
+class WorkCancelIT extends ProbeIT {
     /** What the handler saw: when it started and when its Mono was cancelled (System.nanoTime(), 0 = not yet). */
     private static final class Seen {
         final AtomicLong started = new AtomicLong();
