@@ -53,6 +53,20 @@ import reactor.core.scheduler.Schedulers;
  */
 public final class Riffle implements Disposable {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine");
+    /** Pooled connections idle this long are closed: {@value #POOL_MAX_IDLE_MINUTES} minutes. */
+    static final long POOL_MAX_IDLE_MINUTES = 10;
+    /** How long a statement waits for a pooled connection before it fails (and a transient retry may follow). */
+    static final Duration POOL_MAX_ACQUIRE = Duration.ofSeconds(10);
+    /** Acquires retried when a pooled connection fails validation (its backend died): {@value}. */
+    static final int POOL_ACQUIRE_RETRIES = 3;
+    /** How long {@link #close()} waits for subscriptions to stop claiming and give back undelivered jobs. */
+    static final Duration CLOSE_QUIESCE_WAIT = Duration.ofSeconds(10);
+    /** How long {@link #close()} waits, in all, for buffered outcomes to be flushed before giving up on them. */
+    static final Duration CLOSE_FLUSH_WAIT = Duration.ofSeconds(30);
+    /** How often a graceful shutdown looks whether every running attempt has finished. */
+    static final Duration SHUTDOWN_DRAIN_POLL = Duration.ofMillis(20);
+    /** Largest handler concurrency {@link #work} accepts: {@value}. */
+    public static final int MAX_WORK_CONCURRENCY = 10_000;
 
     private final RiffleConfig config;
     private final ConnectionPool pool;
@@ -122,11 +136,11 @@ public final class Riffle implements Disposable {
                     .name("riffle-" + config.schema())
                     .initialSize(Math.min(2, config.poolSize()))
                     .maxSize(config.poolSize())
-                    .maxIdleTime(Duration.ofMinutes(10))
-                    .maxAcquireTime(Duration.ofSeconds(10))
+                    .maxIdleTime(Duration.ofMinutes(POOL_MAX_IDLE_MINUTES))
+                    .maxAcquireTime(POOL_MAX_ACQUIRE)
                     // A pooled connection whose backend died fails validation on acquire; retrying the acquire
                     // hands out a fresh one instead of failing the caller.
-                    .acquireRetry(3)
+                    .acquireRetry(POOL_ACQUIRE_RETRIES)
                     .build());
             Db startDb = new Db(pool, sql);
             return migrate
@@ -280,8 +294,9 @@ public final class Riffle implements Disposable {
         Map<String, JobHandler> byKind = Map.copyOf(handlers);
         // A handler under a name no job can carry would never run: refuse it like any other bad kind.
         byKind.keySet().forEach(kind -> NewJob.checkName("kind", kind));
-        if (concurrency < 1 || concurrency > 10_000) {
-            throw new IllegalArgumentException("concurrency must be between 1 and 10000, got " + concurrency);
+        if (concurrency < 1 || concurrency > MAX_WORK_CONCURRENCY) {
+            throw new IllegalArgumentException("concurrency must be between 1 and " + MAX_WORK_CONCURRENCY + ", got "
+                    + concurrency);
         }
         return subscribe(queues).flatMap(job -> run(byKind, job), concurrency, 1);
     }
@@ -398,9 +413,9 @@ public final class Riffle implements Disposable {
             List<ClaimLoop> loops = List.copyOf(liveSubscriptions);
             loops.forEach(ClaimLoop::complete);
             return Mono.when(loops.stream().map(ClaimLoop::quiesced).toList())
-                    .timeout(Duration.ofSeconds(10), Mono.empty())
+                    .timeout(CLOSE_QUIESCE_WAIT, Mono.empty())
                     .then(completer.close())
-                    .timeout(Duration.ofSeconds(30), Mono.empty())
+                    .timeout(CLOSE_FLUSH_WAIT, Mono.empty())
                     // Past the grace, flushes still retrying through an outage give up; rescue owns their attempts.
                     .then(Mono.fromRunnable(completer::dispose))
                     .then(advancer.close())
@@ -425,7 +440,7 @@ public final class Riffle implements Disposable {
         return Mono.defer(() -> {
             List<ClaimLoop> loops = List.copyOf(liveSubscriptions);
             loops.forEach(ClaimLoop::complete);
-            Mono<Void> drained = Flux.interval(Duration.ZERO, Duration.ofMillis(20), scheduler)
+            Mono<Void> drained = Flux.interval(Duration.ZERO, SHUTDOWN_DRAIN_POLL, scheduler)
                     .onBackpressureDrop()
                     .filter(t -> inFlight.size() == 0)
                     .next()
