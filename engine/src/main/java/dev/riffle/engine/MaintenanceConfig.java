@@ -7,8 +7,8 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Settings of the maintenance leader's loops (DESIGN.md §6.2). One engine per schema holds the leader advisory
- * lock and runs them; every step is idempotent and safe if two leaders briefly overlap. Build with
+ * Settings of the maintenance leader's loops (docs/design/maintenance.md). One engine per schema holds the leader
+ * advisory lock and runs them; every step is idempotent and safe if two leaders briefly overlap. Build with
  * {@link #builder()}; defaults are named constants.
  *
  * @param enabled run maintenance in this process (default true); disable for producer-only processes or tests

@@ -155,7 +155,7 @@ public final class Riffle implements Disposable {
     }
 
     /**
-     * Destructive steps never run silently over live data (DESIGN.md §10): a legacy {@code open_receipt_claims}
+     * Destructive steps never run silently over live data (docs/design/maintenance.md, startup guard): a legacy {@code open_receipt_claims}
      * frontier table is dropped when empty, and startup is refused while it holds rows.
      */
     private static Mono<Void> upgradeGuard(Db db, String schema) {
@@ -193,7 +193,7 @@ public final class Riffle implements Disposable {
                 .username(url.user())
                 .applicationName(config.applicationName() + "." + purpose)
                 // Custom plans prune partitions at plan time; a generic plan on a partitioned parent would lock
-                // every child and queue behind a prune's ACCESS EXCLUSIVE (STACK.md §5).
+                // every child and queue behind a prune's ACCESS EXCLUSIVE (docs/design/lock-order.md).
                 .options(Map.of("plan_cache_mode", "force_custom_plan"));
         if (url.password() != null) {
             b.password(url.password());

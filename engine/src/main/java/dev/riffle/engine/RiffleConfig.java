@@ -46,7 +46,7 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
     public static final String DEFAULT_SCHEMA = RiffleMigrations.DEFAULT_SCHEMA;
     /** Default pool size: {@value}. */
     public static final int DEFAULT_POOL_SIZE = 10;
-    /** Default claim batch cap: {@value} (DESIGN.md §6.2). */
+    /** Default claim batch cap: {@value} (docs/design/maintenance.md). */
     public static final int DEFAULT_MAX_CLAIM_BATCH = 512;
     /** Default completion batch size: {@value}. */
     public static final int DEFAULT_COMPLETION_BATCH_SIZE = 512;

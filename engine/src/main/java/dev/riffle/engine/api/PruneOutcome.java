@@ -1,6 +1,6 @@
 package dev.riffle.engine.api;
 
-/** Result of one prune attempt on a ring (DESIGN.md §6.8). */
+/** Result of one prune attempt on a ring (docs/design/rings-and-proofs.md). */
 public enum PruneOutcome {
     /** The slot was proven inert and truncated. */
     PRUNED,

@@ -1,6 +1,6 @@
 package dev.riffle.engine.api;
 
-/** The three rings of partitions (DESIGN.md §3.1). */
+/** The three rings of partitions (docs/design/rings-and-proofs.md). */
 public enum Ring {
     /** Ready entries and terminal history, partitioned by ready slot. */
     QUEUE("queue"),

@@ -1,6 +1,6 @@
 package dev.riffle.engine.api;
 
-/** Result of one rotation attempt on a ring (DESIGN.md §6.7). */
+/** Result of one rotation attempt on a ring (docs/design/rings-and-proofs.md). */
 public enum RotateOutcome {
     /** The cursor moved to the next slot. */
     ROTATED,

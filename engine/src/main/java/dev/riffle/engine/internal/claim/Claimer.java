@@ -12,9 +12,9 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * One claim = one {@code claim_ready} statement (DESIGN.md §5.2): at most {@code max} jobs from one lane, written
- * as exactly one compact claim batch (or, for a materialized queue, one row-local claim and one lease per job). After it commits, the lane's cursor advance is handed to the
- * {@link CursorAdvancer}.
+ * One claim = one {@code claim_ready} statement (docs/design/delivery-contract.md): at most {@code max} jobs from one
+ * lane, written as exactly one compact claim batch (or, for a materialized queue, one row-local claim and one lease per
+ * job). After it commits, the lane's cursor advance is handed to the {@link CursorAdvancer}.
  */
 public final class Claimer {
 

@@ -14,10 +14,10 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * Post-commit claim cursor advance (DESIGN.md §5.2.4), coalesced: claims report the lanes they consumed and a
- * single flight flushes the highest position per lane after a short window, in one statement. Losing an advance
- * is harmless (the next claim heals the cursor from claim-attempt evidence, §5.2.5); advancing keeps that walk
- * short and lets queue-ring prune see the lane as consumed.
+ * Post-commit claim cursor advance (docs/design/delivery-contract.md), coalesced: claims report the lanes they consumed
+ * and a single flight flushes the highest position per lane after a short window, in one statement. Losing an advance
+ * is harmless (the next claim heals the cursor from claim-attempt evidence, ADR 0002); advancing keeps that walk short
+ * and lets queue-ring prune see the lane as consumed.
  */
 public final class CursorAdvancer {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.claim");

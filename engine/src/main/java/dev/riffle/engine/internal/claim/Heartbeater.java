@@ -14,9 +14,9 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * Records heartbeat evidence for this process's long-running attempts (DESIGN.md §5.6): every interval, one
- * statement for all attempts claimed longer ago than the interval. Short jobs never get an {@code attempt_state}
- * row. Stale rescue treats fresh evidence as alive.
+ * Records heartbeat evidence for this process's long-running attempts (docs/design/delivery-contract.md, Rescue): every
+ * interval, one statement for all attempts claimed longer ago than the interval. Short jobs never get an
+ * {@code attempt_state} row. Stale rescue treats fresh evidence as alive.
  */
 public final class Heartbeater {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.claim");

@@ -19,12 +19,12 @@ import reactor.core.scheduler.Scheduler;
 import reactor.util.retry.Retry;
 
 /**
- * Batches attempt outcomes (DESIGN.md §5.3.1). A flush goes out at {@code batchSize} items or {@code window} after
- * the first pending item, whichever comes first. Compact successes go out as ONE {@code complete_compact}
- * statement; non-success exits, and every outcome of a materialized (leased) attempt, as ONE
- * {@code close_attempts} statement; each is one round trip and one commit. Each caller's
- * {@code Mono} succeeds when its outcome is durable, or errors with {@link AttemptRejectedException} when the
- * attempt was no longer open; nothing is written for a rejected attempt.
+ * Batches attempt outcomes (docs/design/delivery-contract.md). A flush goes out at {@code batchSize} items or
+ * {@code window} after the first pending item, whichever comes first. Compact successes go out as ONE
+ * {@code complete_compact} statement; non-success exits, and every outcome of a materialized (leased) attempt, as ONE
+ * {@code close_attempts} statement; each is one round trip and one commit. Each caller's {@code Mono} succeeds when its
+ * outcome is durable, or errors with {@link AttemptRejectedException} when the attempt was no longer open; nothing is
+ * written for a rejected attempt.
  *
  * <p>If the process dies with items buffered, nothing is replayed: those attempts stay open and rescue handles
  * them. A flush that fails with a transient error (connection loss, restart, failover) is retried with capped,

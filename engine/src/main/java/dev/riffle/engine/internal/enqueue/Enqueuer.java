@@ -12,8 +12,8 @@ import java.util.Objects;
 import reactor.core.publisher.Mono;
 
 /**
- * Enqueue (DESIGN.md §5.1.1): validates at the edge, then one {@code enqueue_jobs} statement per batch, on a
- * pooled connection or on the caller's own connection for transactional enqueue.
+ * Enqueue (docs/design/delivery-contract.md): validates at the edge, then one {@code enqueue_jobs} statement per batch,
+ * on a pooled connection or on the caller's own connection for transactional enqueue.
  */
 public final class Enqueuer implements JobClient {
 

@@ -17,9 +17,9 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * External-wait callbacks (DESIGN.md §5.6). Registration materializes the attempt's lease when it has none; a
- * parked attempt wakes on the callback channel's NOTIFY, on a periodic re-check (a NOTIFY sent while the listener
- * was reconnecting is not lost, only late), or when its attempt is cancelled or rescued. Resolution takes the
+ * External-wait callbacks (docs/design/delivery-contract.md). Registration materializes the attempt's lease when it has
+ * none; a parked attempt wakes on the callback channel's NOTIFY, on a periodic re-check (a NOTIFY sent while the
+ * listener was reconnecting is not lost, only late), or when its attempt is cancelled or rescued. Resolution takes the
  * attempt's lock in the database, so at most one resolution wins.
  */
 public final class Callbacks implements ClaimedJob.CallbackRegistrar {

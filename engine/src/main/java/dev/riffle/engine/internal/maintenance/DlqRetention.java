@@ -4,7 +4,7 @@ import dev.riffle.engine.internal.sql.Db;
 import java.time.Duration;
 import reactor.core.publisher.Mono;
 
-/** DLQ retention (DESIGN.md §6.13): deletes entries older than the retention, one bounded batch per run. */
+/** DLQ retention (docs/design/maintenance.md): deletes entries older than the retention, one bounded batch per run. */
 public final class DlqRetention {
     private final Db db;
     private final Duration retention;

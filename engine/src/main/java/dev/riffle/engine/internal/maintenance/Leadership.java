@@ -14,7 +14,7 @@ import reactor.core.scheduler.Scheduler;
 import reactor.util.retry.Retry;
 
 /**
- * Maintenance leader election (DESIGN.md §6.1): a session advisory lock held on one dedicated, unpooled
+ * Maintenance leader election (docs/design/maintenance.md): a session advisory lock held on one dedicated, unpooled
  * connection. Followers retry; the leader pings its connection; losing the connection loses leadership (the
  * server releases a session lock when the session ends) and another instance takes over. The lock is not a fence:
  * every maintenance step must be safe when two leaders briefly overlap.

@@ -4,8 +4,8 @@ import dev.riffle.engine.internal.sql.Db;
 import reactor.core.publisher.Mono;
 
 /**
- * Promotion (DESIGN.md §6.3): moves due deferred jobs (scheduled, snoozed, retryable) into the ready ring in
- * bounded batches, oldest first, while batches come back full (at most {@code maxBatches} per run). Each batch is
+ * Promotion (docs/design/maintenance.md): moves due deferred jobs (scheduled, snoozed, retryable) into the ready ring
+ * in bounded batches, oldest first, while batches come back full (at most {@code maxBatches} per run). Each batch is
  * one transaction that deletes and re-appends, so a leader dying mid-batch loses and duplicates nothing.
  *
  * <p>A lane whose reservation lock an open producer transaction holds is skipped by {@code promote_due} rather than

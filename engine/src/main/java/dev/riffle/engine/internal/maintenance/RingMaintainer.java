@@ -14,9 +14,9 @@ import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 
 /**
- * Rotation and prune of one ring (DESIGN.md §6.7-§6.11). One tick = rotate, then prune the slot rotation needs
- * next. After a prune that was blocked or skipped, the next {@code 2^level} ticks skip prune (level at most 5, reset
- * on success), so a long reader is not hammered with ACCESS EXCLUSIVE requests that would queue other readers.
+ * Rotation and prune of one ring (docs/design/rings-and-proofs.md). One tick = rotate, then prune the slot rotation
+ * needs next. After a prune that was blocked or skipped, the next {@code 2^level} ticks skip prune (level at most 5,
+ * reset on success), so a long reader is not hammered with ACCESS EXCLUSIVE requests that would queue other readers.
  */
 public final class RingMaintainer {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.maintenance");

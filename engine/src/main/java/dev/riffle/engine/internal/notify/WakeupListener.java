@@ -13,9 +13,9 @@ import reactor.core.publisher.Sinks;
 import reactor.util.retry.Retry;
 
 /**
- * LISTEN on one dedicated, unpooled connection (STACK.md P6/P7). Each notification carries a queue name; each
- * (re)connect emits {@link #ALL} so subscriptions poll for work announced while the listener was down. While
- * disconnected, {@link #isListening()} is false and subscriptions poll at the short interval instead.
+ * LISTEN on one dedicated, unpooled connection (docs/design/delivery-contract.md, Wake-ups). Each notification carries
+ * a queue name; each (re)connect emits {@link #ALL} so subscriptions poll for work announced while the listener was
+ * down. While disconnected, {@link #isListening()} is false and subscriptions poll at the short interval instead.
  */
 public final class WakeupListener {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.notify");

@@ -8,11 +8,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.publisher.Mono;
 
 /**
- * Rescue (DESIGN.md §6.4-§6.6): the receipt-side stale and deadline sweeps over compact and row-local claims, and
- * the lease-side pass over materialized leases (stale heartbeat, callback timeout). Each pass is bounded by a budget
- * of closed attempts (and, for the cursor sweeps, a per-slot window of visited claims). The sweeps live in the
- * database; this class only calls them and counts what they closed. Rescued workers are told to stop through the
- * cancel channel.
+ * Rescue (docs/design/delivery-contract.md, Rescue): the receipt-side stale and deadline sweeps over compact and
+ * row-local claims, and the lease-side pass over materialized leases (stale heartbeat, callback timeout). Each pass is
+ * bounded by a budget of closed attempts (and, for the cursor sweeps, a per-slot window of visited claims). The sweeps
+ * live in the database; this class only calls them and counts what they closed. Rescued workers are told to stop
+ * through the cancel channel.
  */
 public final class Rescuer {
 

@@ -49,7 +49,10 @@ public final class Db {
         });
     }
 
-    /** The SQLSTATE of a database error, or null. Errors are classified by state, not class (STACK.md P19). */
+    /**
+     * The SQLSTATE of a database error, or null. Errors are classified by state, not class
+     * (docs/design/delivery-contract.md, Outages).
+     */
     public static String sqlState(Throwable t) {
         for (Throwable x = t; x != null; x = x.getCause()) {
             if (x instanceof R2dbcException e && e.getSqlState() != null) {
