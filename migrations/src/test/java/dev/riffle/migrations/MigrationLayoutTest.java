@@ -80,8 +80,11 @@ class MigrationLayoutTest {
                 names.add(m.group(1));
             }
             for (int i = 0; i < starts.size(); i++) {
-                int end = i + 1 < starts.size() ? starts.get(i + 1) : text.length();
-                out.add(new Function(names.get(i), e.getKey(), position++, text.substring(starts.get(i), end)));
+                int next = i + 1 < starts.size() ? starts.get(i + 1) : text.length();
+                String definition = text.substring(starts.get(i), next);
+                int end = definition.indexOf("\n$$;");
+                assertThat(end).as("%s in %s ends with a line '$$;'", names.get(i), e.getKey()).isPositive();
+                out.add(new Function(names.get(i), e.getKey(), position++, definition.substring(0, end + 4)));
             }
         }
         return out;
