@@ -32,7 +32,6 @@ class SchemaContractIT {
         RiffleMigrations.Result again = RiffleMigrations.migrate(url.jdbcUrl(), url.user(),
                 url.password() == null ? "" : url.password(), db.settings());
         assertThat(again.migrationsExecuted()).isZero();
-        assertThat(again.targetVersion()).isEqualTo("1");
         assertThat(db.queryLong("SELECT count(*) FROM flyway_schema_history")).isEqualTo(history);
         assertThat(db.queryLong("SELECT " + qualified(db) + ".contract_version()")).isEqualTo(SchemaContract.VERSION);
     }
