@@ -22,6 +22,7 @@ import dev.riffle.engine.internal.lease.Callbacks;
 import dev.riffle.engine.internal.metrics.RiffleMetrics;
 import dev.riffle.engine.internal.notify.WakeupListener;
 import dev.riffle.engine.internal.sql.Db;
+import dev.riffle.engine.internal.sql.SchemaContract;
 import dev.riffle.engine.internal.sql.SqlCatalog;
 import dev.riffle.migrations.RiffleMigrations;
 import io.r2dbc.pool.ConnectionPool;
@@ -112,10 +113,11 @@ public final class Riffle implements Disposable {
 
     /**
      * Connects, migrates the schema when {@link RiffleConfig#migrate()} is set (Flyway on
-     * {@code boundedElastic}, the one blocking step), otherwise checks that it is migrated, and starts the
-     * wake-up listener. Cold.
+     * {@code boundedElastic}, the one blocking step), then checks that the schema implements the function contract
+     * this engine supports ({@link SchemaContract}), and starts the wake-up listener. Cold.
      *
-     * @throws SchemaNotReadyException (as the error signal) when migration is off and the schema is missing
+     * @throws SchemaNotReadyException (as the error signal) when the schema is not migrated (migration off), or its
+     *     function contract version ({@code contract_version()}, docs/adr/0007) is not the one this engine supports
      */
     public static Mono<Riffle> start(RiffleConfig config) {
         Objects.requireNonNull(config, "config");
@@ -144,11 +146,9 @@ public final class Riffle implements Disposable {
                     .build());
             Db startDb = new Db(pool, sql);
             return migrate
-                    .then(startDb.query("schema_ready", st -> {}, row -> row.get("ready", Boolean.class)).next())
-                    .flatMap(ready -> Boolean.TRUE.equals(ready)
-                            ? upgradeGuard(startDb, config.schema()).then(recordQueuePolicies(startDb, config))
-                            : Mono.error(new SchemaNotReadyException("schema '" + config.schema()
-                                    + "' is not migrated; start with migrate(true) or run RiffleMigrations first")))
+                    .then(SchemaContract.check(startDb, config.schema()))
+                    .then(Mono.defer(() -> upgradeGuard(startDb, config.schema())))
+                    .then(Mono.defer(() -> recordQueuePolicies(startDb, config)))
                     .then(Mono.fromCallable(() -> new Riffle(config, pool, direct, sql)))
                     .onErrorResume(e -> pool.disposeLater().then(Mono.error(e)));
         });

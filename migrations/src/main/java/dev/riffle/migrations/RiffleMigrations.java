@@ -15,6 +15,10 @@ import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
  * may call it directly from a plain thread. The schema name is validated here, once, and only ever used quoted.
  * Ring slot counts are install-time parameters: they are written into the ring state tables by the first
  * migration and cannot change afterwards (a different slot count means a new schema).
+ *
+ * <p>Layout (docs/adr/0007): versioned {@code V<n>__} files hold the tables and are append-only once released;
+ * every function lives in a repeatable {@code R__<nn>_<mechanism>.sql} file, which Flyway applies after the versioned
+ * ones, in name order, and again only when its text changes. Migrating an up-to-date schema applies nothing.
  */
 public final class RiffleMigrations {
 

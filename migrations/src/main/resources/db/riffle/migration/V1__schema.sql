@@ -1,4 +1,7 @@
--- Riffle storage schema, created whole (DESIGN.md §2). Later migrations add behaviour, not tables.
+-- Riffle storage schema, created whole (DESIGN.md §2): types, sequences, tables, constraints, partitions, indexes and
+-- the terminal_jobs view. No function is defined here: every function lives in a repeatable R__<nn>_<mechanism>.sql
+-- file, which Flyway applies after the versioned ones (docs/adr/0007). From the first release on this file is frozen;
+-- schema changes go into new V__ files, and a function whose signature changes is dropped in that V__ file.
 -- Placeholders: ${schema} (quoted identifier), ${schema_name} (bare text), ${queue_slots}, ${lease_slots}, ${claim_slots}.
 -- Reclaim classes (DESIGN.md §2.1) are stated per table: "ring append-only" tables only ever see INSERT and are
 -- reclaimed by TRUNCATE of a whole slot; nothing on the hot path UPDATEs or DELETEs them.
@@ -154,6 +157,13 @@ CREATE TABLE ${schema}.ready_entries (
     unique_key       bytea,
     unique_states    text,
     payload          jsonb,
+    -- Names: 1..128 characters of [A-Za-z0-9_.:-], starting with a letter or digit (mirrors NewJob).
+    CONSTRAINT ready_entries_queue_name CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'),
+    CONSTRAINT ready_entries_kind_name CHECK (kind ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'),
+    -- The engine's args limit is configurable (default 256 KiB, at most 64 MiB): the database backs the ceiling.
+    -- pg_column_size reads the stored size, so the check costs no re-serialization. run_at bounds mirror NewJob.
+    CONSTRAINT ready_entries_args_size CHECK (pg_column_size(args) <= 67108864),
+    CONSTRAINT ready_entries_run_at CHECK (run_at >= '2000-01-01' AND run_at < '2200-01-01'),
     PRIMARY KEY (ready_slot, queue, priority, enqueue_shard, lane_seq)
 ) PARTITION BY LIST (ready_slot);
 
@@ -323,7 +333,12 @@ CREATE TABLE ${schema}.deferred_jobs (
     created_at    timestamptz NOT NULL,
     unique_key    bytea,
     unique_states text,
-    payload       jsonb
+    payload       jsonb,
+    -- The same name, size and run_at limits as ready_entries.
+    CONSTRAINT deferred_jobs_queue_name CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'),
+    CONSTRAINT deferred_jobs_kind_name CHECK (kind ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'),
+    CONSTRAINT deferred_jobs_args_size CHECK (pg_column_size(args) <= 67108864),
+    CONSTRAINT deferred_jobs_run_at CHECK (run_at >= '2000-01-01' AND run_at < '2200-01-01')
 );
 CREATE INDEX deferred_jobs_promotion_idx ON ${schema}.deferred_jobs (state, run_at, queue, priority, job_id);
 CREATE INDEX deferred_jobs_unique_idx ON ${schema}.deferred_jobs (unique_key) WHERE unique_key IS NOT NULL;

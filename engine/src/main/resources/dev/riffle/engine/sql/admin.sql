@@ -1,7 +1,11 @@
 -- Admin reads. These scan backlogs; never call them on a dispatch path.
 
--- name: schema_ready
-SELECT to_regprocedure(${schema_literal} || '.claim_ready(text[],integer[],integer,boolean[],boolean)') IS NOT NULL AS ready
+-- name: schema_contract
+-- Whether the schema states a function contract at all (docs/adr/0007); contract_version reads it.
+SELECT to_regprocedure(${schema_literal} || '.contract_version()') IS NOT NULL AS present
+
+-- name: contract_version
+SELECT ${schema}.contract_version() AS version
 
 -- name: counts
 WITH heads AS MATERIALIZED (

@@ -105,7 +105,8 @@ class SqlCatalogTest {
     @Test
     void schemaAppearsOnlyQuoted() {
         Set<String> placeholders = statementsWithPlaceholders();
-        assertThat(placeholders).contains("enqueue", "claim", "schema_ready", "leader_try_lock").doesNotContain("ping");
+        assertThat(placeholders).contains("enqueue", "claim", "schema_contract", "contract_version", "leader_try_lock")
+                .doesNotContain("ping");
         Pattern bare = Pattern.compile("(?<![\"'])\\b" + SCHEMA + "\\b|\\b" + SCHEMA + "\\b(?!\")");
         for (String name : catalog.names()) {
             String sql = catalog.get(name);
@@ -121,7 +122,7 @@ class SqlCatalogTest {
 
     @Test
     void schemaLiteralBecomesAQuotedIdentifierInsideAStringLiteral() {
-        assertThat(catalog.get("schema_ready")).contains("'\"" + SCHEMA + "\"' || '.claim_ready(");
+        assertThat(catalog.get("schema_contract")).contains("'\"" + SCHEMA + "\"' || '.contract_version()'");
         assertThat(catalog.get("leader_try_lock")).contains("hashtextextended('\"" + SCHEMA + "\"' || '.maintenance'");
         // Lock and unlock must hash the same key, or the leader could never release what it took.
         assertThat(catalog.get("leader_unlock")).contains("hashtextextended('\"" + SCHEMA + "\"' || '.maintenance', 0)");

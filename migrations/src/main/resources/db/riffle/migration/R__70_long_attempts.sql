@@ -1,13 +1,53 @@
--- Materialized leases: lease-side rescue and external-wait callbacks (DESIGN.md §2.5, §5.6, §6.4 step 1, §6.6).
+-- Long attempts: heartbeat evidence, materialized leases and external-wait callbacks.
+-- Repeatable migration (docs/adr/0007): functions only, each as CREATE OR REPLACE, re-applied by Flyway
+-- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
+-- signature changes is dropped there first.
+
+-- Materialized leases and external-wait callbacks (DESIGN.md §2.5, §5.6, §6.6; lease-side rescue: R__50_rescue.sql).
 -- A lease is the mutable half of a long attempt; its receipt (compact item or row-local claim) stays open until the
 -- attempt really ends, and every write that ends or changes an attempt takes the per-attempt advisory lock first
 -- and looks in a later statement (DESIGN.md preface item 6).
+
+-- Heartbeat evidence for long attempts (DESIGN.md §5.6): per-attempt locks first, then in a new statement upsert
+-- attempt_state only for attempts whose receipt (compact item, or row-local claim not yet fenced) is still open. One statement for all of a process's
+-- long-running attempts, carrying buffered progress where there is some (NULL keeps the stored progress); short
+-- jobs never get a row. Returns the attempts that were recorded.
+CREATE OR REPLACE FUNCTION ${schema}.heartbeat(p_claim_slots int[], p_job_ids bigint[], p_run_leases bigint[],
+                                    p_receipt_ids bigint[], p_progress jsonb[])
+RETURNS TABLE (job_id bigint, run_lease bigint)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    v_slot int;
+BEGIN
+    PERFORM ${schema}.lock_attempts(p_job_ids, p_run_leases);
+    FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
+        CONTINUE WHEN to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || v_slot)) IS NULL;
+        RETURN QUERY EXECUTE format($q$
+            INSERT INTO %1$s.attempt_state AS a (job_id, run_lease, heartbeat_at, progress, updated_at)
+            SELECT x.jid, x.rl, clock_timestamp(), x.progress, clock_timestamp()
+              FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::jsonb[]) AS x(cs, jid, rl, rid, progress)
+             WHERE x.cs = $6
+               AND ((NOT EXISTS (SELECT 1 FROM %1$s.%2$I c WHERE c.receipt_ranges @> x.rid)
+                     AND EXISTS (SELECT 1 FROM %1$s.%3$I b WHERE b.receipt_ranges @> x.rid))
+                    OR EXISTS (SELECT 1 FROM %1$s.%4$I r WHERE r.job_id = x.jid AND r.run_lease = x.rl
+                                  AND r.receipt_id = x.rid AND r.closed_at IS NULL))
+            ON CONFLICT (job_id, run_lease) DO UPDATE
+               SET heartbeat_at = excluded.heartbeat_at, updated_at = excluded.updated_at,
+                   progress = coalesce(excluded.progress, a.progress)
+            RETURNING a.job_id, a.run_lease
+            $q$, '${schema}', 'lease_claim_closure_batches_' || v_slot, 'lease_claim_batches_' || v_slot,
+                 'lease_claims_' || v_slot)
+           USING p_claim_slots, p_job_ids, p_run_leases, p_receipt_ids, p_progress, v_slot;
+    END LOOP;
+END
+$$;
 
 -- Materialize a compact attempt on demand and register a callback on it, or register one on an existing running
 -- lease (materialized at claim time). The lease goes into the lease slot current NOW, copying the claim
 -- (state 'running', heartbeat now, the batch's deadline, attempted_at = claimed_at). The receipt stays open.
 -- Returns status 'registered' | 'waiting' (already parked on another callback) | 'closed' | 'stale'.
-CREATE FUNCTION ${schema}.register_callback(p_claim_slot int, p_batch_id bigint, p_idx int, p_job_id bigint,
+CREATE OR REPLACE FUNCTION ${schema}.register_callback(p_claim_slot int, p_batch_id bigint, p_idx int, p_job_id bigint,
                                             p_run_lease bigint, p_receipt_id bigint, p_timeout_secs double precision)
 RETURNS TABLE (status text, callback_id uuid, timeout_at timestamptz, lease_slot int)
 LANGUAGE plpgsql VOLATILE AS $$
@@ -80,7 +120,7 @@ END
 $$;
 
 -- The recorded resolution of a callback, if any: attempt_state.callback_result holds {callback_id, payload}.
-CREATE FUNCTION ${schema}.callback_resolution(p_job_id bigint, p_run_lease bigint, p_callback_id uuid) RETURNS jsonb
+CREATE OR REPLACE FUNCTION ${schema}.callback_resolution(p_job_id bigint, p_run_lease bigint, p_callback_id uuid) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT a.callback_result -> 'payload'
       FROM ${schema}.attempt_state a
@@ -91,7 +131,7 @@ $$;
 -- so neither stale nor deadline rescue touches it; callback-timeout rescue does). If the callback was resolved
 -- before the handler parked, nothing changes and the resolution is returned.
 -- Returns status 'waiting' | 'resolved' (with payload) | 'gone' (timed out, or the attempt ended).
-CREATE FUNCTION ${schema}.park_callback(p_job_id bigint, p_run_lease bigint, p_callback_id uuid)
+CREATE OR REPLACE FUNCTION ${schema}.park_callback(p_job_id bigint, p_run_lease bigint, p_callback_id uuid)
 RETURNS TABLE (status text, payload jsonb)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
@@ -111,7 +151,7 @@ END
 $$;
 
 -- Where a parked callback stands (read only): 'resolved' (with payload) | 'waiting' | 'gone'.
-CREATE FUNCTION ${schema}.callback_status(p_job_id bigint, p_run_lease bigint, p_callback_id uuid)
+CREATE OR REPLACE FUNCTION ${schema}.callback_status(p_job_id bigint, p_run_lease bigint, p_callback_id uuid)
 RETURNS TABLE (status text, payload jsonb)
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
@@ -133,7 +173,7 @@ $$;
 -- attempt's lock, then in a new statement move the lease back to 'running' (fresh heartbeat, callback cleared)
 -- only if it still carries this callback id; record {callback_id, payload} in attempt_state and NOTIFY the
 -- callback channel so the parked handler wakes. Returns 'resumed' | 'already_resolved' | 'not_found'.
-CREATE FUNCTION ${schema}.resume_external(p_callback_id uuid, p_payload jsonb) RETURNS text
+CREATE OR REPLACE FUNCTION ${schema}.resume_external(p_callback_id uuid, p_payload jsonb) RETURNS text
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     l record;
@@ -158,68 +198,5 @@ BEGIN
         RETURN 'already_resolved';
     END IF;
     RETURN 'not_found';
-END
-$$;
-
--- Lease-side rescue (DESIGN.md §6.4 step 1, §6.6), one pass: running leases whose newest heartbeat evidence
--- (attempt_state or the lease's own, whichever is newer) is older than the cutoff, and parked leases whose callback
--- timed out. Candidates are try-locked (a completion in flight wins), re-read in a new statement under the locks
--- (a resolution that committed meanwhile takes the attempt out of the set), then closed through close_attempts in
--- the claim's shape (the lease is deleted there) and routed to retry, or failure/DLQ when exhausted. Workers are
--- told through the cancel channel. Cutoffs use the database clock.
-CREATE FUNCTION ${schema}.rescue_leases(p_stale_secs double precision, p_budget int, p_dlq boolean)
-RETURNS TABLE (job_id bigint, run_lease bigint, disposition text)
-LANGUAGE plpgsql VOLATILE AS $$
-#variable_conflict use_column
-DECLARE
-    v_locked record;
-    v_c      record;
-    v_cnt    int;
-    r        record;
-BEGIN
-    SELECT coalesce(array_agg(x.job_id), '{}') AS jids, coalesce(array_agg(x.run_lease), '{}') AS rls INTO v_locked
-      FROM (SELECT l.job_id, l.run_lease
-              FROM ${schema}.leases l
-              LEFT JOIN ${schema}.attempt_state a ON a.job_id = l.job_id AND a.run_lease = l.run_lease
-             WHERE (l.state = 'running'
-                    AND greatest(a.heartbeat_at, l.heartbeat_at) < clock_timestamp() - make_interval(secs => p_stale_secs))
-                OR (l.state = 'waiting_external' AND l.callback_timeout_at < clock_timestamp())
-             ORDER BY coalesce(l.callback_timeout_at, greatest(a.heartbeat_at, l.heartbeat_at))
-             LIMIT p_budget) x
-     WHERE pg_try_advisory_xact_lock(${schema}.attempt_lock_key(x.job_id, x.run_lease));
-    IF cardinality(v_locked.jids) = 0 THEN
-        RETURN;
-    END IF;
-
-    SELECT array_agg(l.claim_slot) AS slots, array_agg(l.batch_id) AS bids, array_agg(l.batch_index) AS idxs,
-           array_agg(l.job_id) AS jids, array_agg(l.run_lease) AS rls, array_agg(l.receipt_id) AS rids,
-           array_agg(CASE WHEN l.state = 'waiting_external' THEN 'callback_timeout' ELSE 'rescue' END) AS exits,
-           array_agg(CASE WHEN l.state = 'waiting_external' THEN 'callback timed out'
-                          ELSE 'heartbeat stale: worker presumed dead' END) AS errs
-      INTO v_c
-      FROM ${schema}.leases l
-      JOIN unnest(v_locked.jids, v_locked.rls) AS k(jid, rl) ON l.job_id = k.jid AND l.run_lease = k.rl
-      LEFT JOIN ${schema}.attempt_state a ON a.job_id = l.job_id AND a.run_lease = l.run_lease
-     WHERE (l.state = 'running'
-            AND greatest(a.heartbeat_at, l.heartbeat_at) < clock_timestamp() - make_interval(secs => p_stale_secs))
-        OR (l.state = 'waiting_external' AND l.callback_timeout_at < clock_timestamp());
-    v_cnt := coalesce(cardinality(v_c.jids), 0);
-    IF v_cnt = 0 THEN
-        RETURN;
-    END IF;
-
-    FOR r IN
-        SELECT cc.job_id AS jid, cc.run_lease AS rl, cc.status AS st, cc.disposition AS disp
-          FROM ${schema}.close_attempts(v_c.slots, v_c.bids, v_c.idxs, v_c.jids, v_c.rls, v_c.rids, v_c.exits,
-                                        array_fill(NULL::bigint, ARRAY[v_cnt]), v_c.errs,
-                                        array_fill(p_dlq, ARRAY[v_cnt]), array_fill(true, ARRAY[v_cnt])) cc
-    LOOP
-        IF r.st = 'closed' THEN
-            job_id := r.jid;
-            run_lease := r.rl;
-            disposition := r.disp;
-            RETURN NEXT;
-        END IF;
-    END LOOP;
 END
 $$;

@@ -1,30 +1,19 @@
--- Every way an attempt can end other than success (DESIGN.md §5.4, §5.5, §6.3), plus the limits the API edge
--- enforces, backed here by CHECK constraints.
+-- Closing an attempt: compact success, and every other exit through close_attempts, with its routing helpers.
+-- Repeatable migration (docs/adr/0007): functions only, each as CREATE OR REPLACE, re-applied by Flyway
+-- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
+-- signature changes is dropped there first.
 
--- Names: 1..128 characters of [A-Za-z0-9_.:-], starting with a letter or digit (mirrors NewJob).
-ALTER TABLE ${schema}.ready_entries
-    ADD CONSTRAINT ready_entries_queue_name CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'),
-    ADD CONSTRAINT ready_entries_kind_name CHECK (kind ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$');
-ALTER TABLE ${schema}.deferred_jobs
-    ADD CONSTRAINT deferred_jobs_queue_name CHECK (queue ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'),
-    ADD CONSTRAINT deferred_jobs_kind_name CHECK (kind ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$');
--- The engine's args limit is configurable (default 256 KiB, at most 64 MiB): the database backs the ceiling.
--- pg_column_size reads the stored size, so the check costs no re-serialization. run_at bounds mirror NewJob.
-ALTER TABLE ${schema}.ready_entries
-    ADD CONSTRAINT ready_entries_args_size CHECK (pg_column_size(args) <= 67108864),
-    ADD CONSTRAINT ready_entries_run_at CHECK (run_at >= '2000-01-01' AND run_at < '2200-01-01');
-ALTER TABLE ${schema}.deferred_jobs
-    ADD CONSTRAINT deferred_jobs_args_size CHECK (pg_column_size(args) <= 67108864),
-    ADD CONSTRAINT deferred_jobs_run_at CHECK (run_at >= '2000-01-01' AND run_at < '2200-01-01');
+-- Every way an attempt can end (DESIGN.md §5.3, §5.4, §5.5, §6.3). The hot-path rules in the header of
+-- R__20_enqueue.sql hold here too.
 
 -- Backoff for a retry after consuming attempt n (1-based): 2^n s plus up to 25 % jitter, capped at 24 h.
-CREATE FUNCTION ${schema}.retry_backoff(p_attempt int) RETURNS interval
+CREATE OR REPLACE FUNCTION ${schema}.retry_backoff(p_attempt int) RETURNS interval
 LANGUAGE sql VOLATILE AS $$
     SELECT make_interval(secs => least(power(2, least(p_attempt, 30)) * (1 + random() * 0.25), 86400))
 $$;
 
 -- The payload with the attempt's last recorded progress (attempt_state.progress) merged in under "progress".
-CREATE FUNCTION ${schema}.with_progress(p_payload jsonb, p_job_id bigint, p_run_lease bigint) RETURNS jsonb
+CREATE OR REPLACE FUNCTION ${schema}.with_progress(p_payload jsonb, p_job_id bigint, p_run_lease bigint) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT CASE WHEN a.progress IS NULL THEN p_payload
                 ELSE jsonb_set(coalesce(p_payload, '{}'::jsonb), '{progress}', a.progress) END
@@ -33,7 +22,7 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- How an exit routes, given the attempt's count and the queue's DLQ policy: one definition for every close path.
-CREATE FUNCTION ${schema}.exit_disposition(p_exit text, p_attempt int, p_max_attempts int, p_dlq boolean) RETURNS text
+CREATE OR REPLACE FUNCTION ${schema}.exit_disposition(p_exit text, p_attempt int, p_max_attempts int, p_dlq boolean) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN p_exit = 'complete' THEN 'completed'
                 WHEN p_exit = 'snooze' THEN 'scheduled'
@@ -43,6 +32,120 @@ LANGUAGE sql IMMUTABLE AS $$
                 WHEN p_exit = 'cancel' THEN 'cancelled'
                 WHEN p_dlq THEN 'dlq'
                 ELSE 'failed' END
+$$;
+
+-- Compact successful completion (DESIGN.md §5.3.2) for a batch of attempts, as one statement:
+--   1. per-attempt advisory xact locks, sorted, in their own statement;
+--   2. per claim slot, a fused statement (fresh snapshot, so it sees any competing closer that committed while we
+--      waited) that validates each item against its claim batch row, anti-joins closure evidence, then appends ONE
+--      closure batch row per (claim slot, ready slot, generation) and ONE completion batch row per lane group.
+-- Returns one row per input position: 'completed'; 'completed_before' (the attempt was already closed as
+-- completed: a duplicate of the same attempt within the batch, or an earlier try of this very flush that committed
+-- although its answer was lost); 'closed' (the attempt was already closed with another outcome: cancelled, rescued,
+-- ...); or 'stale' (no such open attempt: wrong run_lease, receipt, batch or index).
+CREATE OR REPLACE FUNCTION ${schema}.complete_compact(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[],
+                                           p_job_ids bigint[], p_run_leases bigint[], p_receipt_ids bigint[])
+RETURNS TABLE (job_id bigint, run_lease bigint, status text)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+#variable_conflict use_column
+DECLARE
+    v_slot  int;
+    v_done  bigint[] := '{}';
+    v_part  bigint[];
+    x       record;
+    v_valid boolean;
+    v_closed boolean;
+    v_leases boolean;
+BEGIN
+    PERFORM ${schema}.lock_attempts(p_job_ids, p_run_leases);
+    -- Leases are rare (long or callback-waiting attempts): probe the lease ring per item only when it has any.
+    -- Read after the locks, so a lease materialized by a holder we waited for is seen.
+    v_leases := EXISTS (SELECT 1 FROM ${schema}.leases);
+
+    FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
+        -- A slot number that names no partition can only come from a forged receipt: its items are stale.
+        CONTINUE WHEN to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || v_slot)) IS NULL;
+        EXECUTE format($q$
+        WITH f AS (
+            SELECT DISTINCT ON (x.rid) x.*
+              FROM unnest($1::int[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[])
+                   WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ord)
+             WHERE x.cs = $7
+             ORDER BY x.rid, x.ord
+        ),
+        ok AS MATERIALIZED (
+            SELECT f.ord, f.jid, f.rl, f.rid, b.ready_slot, b.ready_generation, b.queue, b.priority, b.enqueue_shard,
+                   b.lane_seqs[f.idx] AS lane_seq, b.attempts[f.idx] AS attempt, b.claimed_at
+              FROM f
+              JOIN %1$s.%2$I b ON b.batch_id = f.bid
+             WHERE f.idx BETWEEN 1 AND b.claimed_count
+               AND b.job_ids[f.idx] = f.jid AND b.run_leases[f.idx] = f.rl AND b.receipt_ids[f.idx] = f.rid
+               AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I c WHERE c.receipt_ranges @> f.rid)
+               AND (NOT $8 OR NOT EXISTS (SELECT 1 FROM %1$s.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl))
+        ),
+        gone AS (
+            DELETE FROM %1$s.attempt_state a USING ok WHERE a.job_id = ok.jid AND a.run_lease = ok.rl
+        ),
+        closure AS (
+            INSERT INTO %1$s.%3$I (claim_slot, ready_slot, ready_generation, outcome, closed_count, receipt_ids,
+                                   receipt_ranges, closed_at)
+            SELECT $7, ok.ready_slot, ok.ready_generation, 'completed', count(*), array_agg(ok.rid ORDER BY ok.rid),
+                   range_agg(int8range(ok.rid, ok.rid + 1)), clock_timestamp()
+              FROM ok
+             GROUP BY ok.ready_slot, ok.ready_generation
+        ),
+        terminal AS (
+            INSERT INTO %1$s.receipt_completion_batches (ready_slot, ready_generation, claim_slot, queue, priority,
+                                                         enqueue_shard, completed_count, job_ids, run_leases,
+                                                         lane_seqs, attempts, attempted_ats, finalized_at)
+            SELECT ok.ready_slot, ok.ready_generation, $7, ok.queue, ok.priority, ok.enqueue_shard, count(*),
+                   array_agg(ok.jid ORDER BY ok.lane_seq, ok.jid), array_agg(ok.rl ORDER BY ok.lane_seq, ok.jid),
+                   array_agg(ok.lane_seq ORDER BY ok.lane_seq, ok.jid), array_agg(ok.attempt ORDER BY ok.lane_seq, ok.jid),
+                   array_agg(ok.claimed_at ORDER BY ok.lane_seq, ok.jid), clock_timestamp()
+              FROM ok
+             GROUP BY ok.ready_slot, ok.ready_generation, ok.queue, ok.priority, ok.enqueue_shard
+        )
+        SELECT coalesce(array_agg(ok.ord), '{}') FROM ok
+        $q$, '${schema}', 'lease_claim_batches_' || v_slot, 'lease_claim_closure_batches_' || v_slot)
+        INTO v_part
+        USING p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids, v_slot, v_leases;
+        v_done := v_done || v_part;
+    END LOOP;
+
+    -- Common case: everything applied, answer without touching any table.
+    IF cardinality(v_done) = cardinality(p_job_ids) THEN
+        RETURN QUERY SELECT u.jid, u.rl, 'completed'::text FROM unnest(p_job_ids, p_run_leases) AS u(jid, rl);
+        RETURN;
+    END IF;
+
+    -- Rare case: classify the rejected items one by one, each against its own slot's children only.
+    FOR x IN SELECT * FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids)
+                           WITH ORDINALITY AS u(cs, bid, idx, jid, rl, rid, ord) ORDER BY u.ord LOOP
+        job_id := x.jid;
+        run_lease := x.rl;
+        IF x.ord = ANY (v_done) THEN
+            status := 'completed';
+        ELSIF to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || x.cs)) IS NULL THEN
+            status := 'stale';
+        ELSE
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I b WHERE b.batch_id = $1 AND $2 BETWEEN 1 AND b.claimed_count
+                                 AND b.job_ids[$2] = $3 AND b.run_leases[$2] = $4 AND b.receipt_ids[$2] = $5)',
+                           '${schema}', 'lease_claim_batches_' || x.cs)
+               INTO v_valid USING x.bid, x.idx, x.jid, x.rl, x.rid;
+            IF NOT v_valid THEN
+                status := 'stale';
+            ELSE
+                -- The closure's own outcome tells a completion that already went through (a retried flush whose
+                -- first try committed) from one that someone else (cancel, rescue) closed first.
+                EXECUTE format('SELECT bool_or(c.outcome = ''completed'') FROM %s.%I c WHERE c.receipt_ranges @> $1',
+                               '${schema}', 'lease_claim_closure_batches_' || x.cs)
+                   INTO v_closed USING x.rid;
+                status := CASE WHEN v_closed THEN 'completed_before' WHEN NOT v_closed THEN 'closed' ELSE 'stale' END;
+            END IF;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
 $$;
 
 -- Close open attempts of either claim shape, as one statement (DESIGN.md §5.3.3, §5.4, §2.7). This is the general
@@ -72,7 +175,7 @@ $$;
 -- attempt already carries exactly the closure this exit writes (a retried flush whose first try committed, or the
 -- same exit sent twice); 'already_closed' means someone else (cancel, rescue, another exit) closed it first, so a
 -- retried flush can tell its own earlier commit from a competing closer. Maintenance exits never see 'closed_before'.
-CREATE FUNCTION ${schema}.close_attempts(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
+CREATE OR REPLACE FUNCTION ${schema}.close_attempts(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
                                          p_run_leases bigint[], p_receipt_ids bigint[], p_exits text[],
                                          p_delays_ms bigint[], p_errors text[], p_dlq boolean[],
                                          p_leased boolean[] DEFAULT '{}')
@@ -327,269 +430,5 @@ BEGIN
       FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids, p_exits, p_dlq)
            WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ex, dlq, ord)
      ORDER BY x.ord;
-END
-$$;
-
--- Promote due deferred jobs into the ready ring (DESIGN.md §6.3): delete up to p_limit due rows (oldest first,
--- SKIP LOCKED so overlapping leaders never take the same row) and re-append them in the same transaction, so a
--- leader dying mid-batch loses nothing and duplicates nothing. Keeps job id, attempt, run_lease and payload.
--- Lane locks come first, through try_lock_lane, before any row lock: a lane held by an open producer transaction
--- is skipped, its due rows are not touched (not even row-locked) and wait for a later tick, and the selection is
--- repeated without the skipped lanes so that their backlog cannot fill the batch and starve every other lane.
--- Each pass adds at least one skipped lane or ends the loop.
-CREATE FUNCTION ${schema}.promote_due(p_limit int) RETURNS int
-LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    v_q       text[] := '{}';
-    v_p       smallint[] := '{}';
-    v_skip_q  text[] := '{}';
-    v_skip_p  smallint[] := '{}';
-    v_skipped boolean;
-    l         record;
-    r         record;
-BEGIN
-    LOOP
-        v_skipped := false;
-        FOR l IN
-            SELECT DISTINCT c.queue, c.priority
-              FROM (SELECT dj.queue, dj.priority
-                      FROM ${schema}.deferred_jobs dj
-                      LEFT JOIN ${schema}.queue_meta m ON m.queue = dj.queue
-                     WHERE dj.run_at <= clock_timestamp() AND m.paused IS NOT TRUE
-                       AND NOT EXISTS (SELECT 1 FROM unnest(v_skip_q, v_skip_p) AS s(q, p)
-                                        WHERE s.q = dj.queue AND s.p = dj.priority)
-                     ORDER BY dj.run_at, dj.priority, dj.job_id
-                     LIMIT p_limit) c
-             WHERE NOT EXISTS (SELECT 1 FROM unnest(v_q, v_p) AS k(q, p) WHERE k.q = c.queue AND k.p = c.priority)
-             ORDER BY c.queue, c.priority
-        LOOP
-            IF ${schema}.try_lock_lane(l.queue, l.priority, 0::smallint) THEN
-                v_q := v_q || l.queue;
-                v_p := v_p || l.priority;
-            ELSE
-                v_skip_q := v_skip_q || l.queue;
-                v_skip_p := v_skip_p || l.priority;
-                v_skipped := true;
-            END IF;
-        END LOOP;
-        EXIT WHEN NOT v_skipped;
-    END LOOP;
-
-    WITH due AS (
-        DELETE FROM ${schema}.deferred_jobs d
-         WHERE d.job_id IN (SELECT dj.job_id
-                              FROM ${schema}.deferred_jobs dj
-                              LEFT JOIN ${schema}.queue_meta m ON m.queue = dj.queue
-                             WHERE dj.run_at <= clock_timestamp() AND m.paused IS NOT TRUE
-                               AND EXISTS (SELECT 1 FROM unnest(v_q, v_p) AS k(q, p)
-                                            WHERE k.q = dj.queue AND k.p = dj.priority)
-                             ORDER BY dj.run_at, dj.priority, dj.job_id
-                             LIMIT p_limit
-                               FOR UPDATE OF dj SKIP LOCKED)
-        RETURNING d.*
-    )
-    SELECT array_agg(job_id ORDER BY run_at, job_id) AS ids, array_agg(queue ORDER BY run_at, job_id) AS queues,
-           array_agg(kind ORDER BY run_at, job_id) AS kinds, array_agg(args ORDER BY run_at, job_id) AS args,
-           array_agg(priority ORDER BY run_at, job_id) AS prios, array_agg(max_attempts ORDER BY run_at, job_id) AS maxs,
-           array_agg(attempt ORDER BY run_at, job_id) AS attempts, array_agg(run_lease ORDER BY run_at, job_id) AS leases,
-           array_agg(payload ORDER BY run_at, job_id) AS payloads, array_agg(created_at ORDER BY run_at, job_id) AS created,
-           array_agg(clock_timestamp() ORDER BY run_at, job_id) AS run_ats
-      INTO r
-      FROM due;
-    RETURN ${schema}.append_ready(r.ids, r.queues, r.kinds, r.args, r.prios, r.maxs, r.attempts, r.leases,
-                                  r.payloads, r.created, r.run_ats);
-END
-$$;
-
--- Cancel a job by id (DESIGN.md §5.5, with both races designed out). Advisory locks come before row locks, as on
--- every other path (a completion or rescue holds an attempt lock and may wait on lane rows; a cancel holding a
--- claim head while queueing on that attempt lock closed a deadlock with it). Each try therefore:
---   0. looks without locking: the job's newest ready row and the attempt a claim of it creates (run lease + 1),
---      then takes the attempt locks of that attempt and of any attempt an earlier try found open, before any row
---      lock;
---   1. available: lock the lane's claim head (waiting for an in-flight claim to commit), then re-check in new
---      statements that the row is still unclaimed; tombstone it and record a narrow 'cancelled' terminal row. If a
---      claim won, its attempt is the one whose lock this try already holds, so branch 3 closes it;
---   2. scheduled/retryable: delete the deferred row and record a wide 'cancelled' terminal row in the current slot;
---   3. running: find the newest open receipt and, when this try holds its attempt lock, close it through
---      close_attempts (checks after the lock), and NOTIFY the cancel channel so the local subscriber can stop its
---      handler. An open attempt whose lock this try does not hold is left to the next try, which locks it first.
--- Returns 'available', 'scheduled', 'running' or 'not_found' (already terminal, or unknown). A job can move
--- between branches while this runs (promotion commits, or a running attempt's retry wins the attempt lock), so
--- when every branch comes up empty the branches are tried again, a bounded number of times, each with fresh
--- snapshots. Each try runs in its own subtransaction, and a try that finds nothing is rolled back on purpose: that
--- releases every lock it took (its claim head row included), so the next try again starts with advisory locks
--- only. A try that finds nothing has written nothing, so the rollback loses nothing.
-CREATE FUNCTION ${schema}.cancel_job(p_job_id bigint) RETURNS text
-LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    r       record;
-    d       record;
-    o       record;
-    v_cur   bigint;
-    v_gen   bigint;
-    v_slot  int;
-    v_try   int;
-    v_ready boolean;
-    v_rls   bigint[];
-    v_seen  bigint[] := '{}';
-BEGIN
-  FOR v_try IN 1 .. 3 LOOP
-   BEGIN
-    -- 0. look, then lock attempts (no row lock is held here: earlier tries were rolled back)
-    SELECT re.ready_slot, re.ready_generation, re.queue, re.priority, re.enqueue_shard, re.lane_seq, re.kind,
-           re.attempt, re.run_lease, h.seq_name
-      INTO r
-      FROM ${schema}.ready_entries re
-      JOIN ${schema}.queue_claim_heads h
-        ON h.queue = re.queue AND h.priority = re.priority AND h.enqueue_shard = re.enqueue_shard
-     WHERE re.job_id = p_job_id
-     ORDER BY re.ready_generation DESC, re.lane_seq DESC
-     LIMIT 1;
-    v_ready := FOUND;
-    v_rls := v_seen;
-    IF v_ready THEN
-        v_rls := v_rls || (r.run_lease + 1);
-    END IF;
-    PERFORM ${schema}.lock_attempts(array_fill(p_job_id, ARRAY[cardinality(v_rls)]), v_rls);
-
-    -- 1. available
-    IF v_ready THEN
-        PERFORM 1 FROM ${schema}.queue_claim_heads h WHERE h.seq_name = r.seq_name FOR UPDATE;
-        v_cur := ${schema}.seq_next(r.seq_name);
-        IF r.lane_seq >= v_cur
-           AND NOT EXISTS (SELECT 1 FROM ${schema}.ready_tombstones t
-                            WHERE t.ready_slot = r.ready_slot AND t.ready_generation = r.ready_generation
-                              AND t.queue = r.queue AND t.priority = r.priority AND t.enqueue_shard = r.enqueue_shard
-                              AND t.lane_seq = r.lane_seq)
-           AND NOT EXISTS (SELECT 1 FROM ${schema}.ready_claim_attempt_batches e
-                            WHERE e.ready_slot = r.ready_slot AND e.ready_generation = r.ready_generation
-                              AND e.queue = r.queue AND e.priority = r.priority AND e.enqueue_shard = r.enqueue_shard
-                              AND e.first_lane_seq <= r.lane_seq AND e.next_lane_seq > r.lane_seq
-                              AND e.lane_ranges @> r.lane_seq) THEN
-            INSERT INTO ${schema}.ready_tombstones (ready_slot, ready_generation, queue, priority, enqueue_shard, lane_seq, job_id)
-            VALUES (r.ready_slot, r.ready_generation, r.queue, r.priority, r.enqueue_shard, r.lane_seq, p_job_id);
-            INSERT INTO ${schema}.done_entries (ready_slot, ready_generation, job_id, kind, queue, state, priority, attempt,
-                                                run_lease, lane_seq, enqueue_shard, finalized_at)
-            VALUES (r.ready_slot, r.ready_generation, p_job_id, r.kind, r.queue, 'cancelled', r.priority, r.attempt,
-                    r.run_lease, r.lane_seq, r.enqueue_shard, clock_timestamp());
-            INSERT INTO ${schema}.queue_terminal_count_deltas (ready_slot, ready_generation, queue, priority,
-                                                               enqueue_shard, counter_bucket, terminal_delta)
-            VALUES (r.ready_slot, r.ready_generation, r.queue, r.priority, r.enqueue_shard, (p_job_id % 256)::smallint, 1);
-            RETURN 'available';
-        END IF;
-    END IF;
-
-    -- 2. scheduled or retryable
-    DELETE FROM ${schema}.deferred_jobs dj WHERE dj.job_id = p_job_id RETURNING dj.* INTO d;
-    IF FOUND THEN
-        SELECT rr.slot, rr.generation INTO v_slot, v_gen
-          FROM ${schema}.queue_ring_rotations rr ORDER BY rr.generation DESC LIMIT 1;
-        INSERT INTO ${schema}.done_entries (ready_slot, ready_generation, job_id, kind, queue, state, priority, attempt,
-                                            run_lease, lane_seq, enqueue_shard, attempted_at, finalized_at, args,
-                                            max_attempts, run_at, created_at, payload)
-        VALUES (v_slot, v_gen, p_job_id, d.kind, d.queue, 'cancelled', d.priority, d.attempt, d.run_lease, -p_job_id, 0,
-                d.attempted_at, clock_timestamp(), d.args, d.max_attempts, d.run_at, d.created_at, d.payload);
-        INSERT INTO ${schema}.queue_terminal_count_deltas (ready_slot, ready_generation, queue, priority,
-                                                           enqueue_shard, counter_bucket, terminal_delta)
-        VALUES (v_slot, v_gen, d.queue, d.priority, 0, (p_job_id % 256)::smallint, 1);
-        RETURN 'scheduled';
-    END IF;
-
-    -- 3. running: the newest open receipt of the job, compact or row-local (cold path: scans the retained ring),
-    -- and whether a lease manages it (close_attempts re-checks both under the attempt's lock).
-    SELECT x.*, EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = p_job_id AND l.run_lease = x.rl) AS leased
-      INTO o
-      FROM (SELECT b.claim_slot, b.batch_id, i.idx::int AS idx, i.rl, i.rid
-              FROM ${schema}.lease_claim_batches b
-             CROSS JOIN LATERAL unnest(b.job_ids, b.run_leases, b.receipt_ids) WITH ORDINALITY AS i(jid, rl, rid, idx)
-             WHERE b.job_ids @> ARRAY[p_job_id] AND i.jid = p_job_id
-               AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
-                                WHERE c.claim_slot = b.claim_slot AND c.receipt_ranges @> i.rid)
-            UNION ALL
-            SELECT c.claim_slot, 0::bigint, 0, c.run_lease, c.receipt_id
-              FROM ${schema}.lease_claims c
-             WHERE c.job_id = p_job_id AND c.closed_at IS NULL
-               AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closures e
-                                WHERE e.claim_slot = c.claim_slot AND e.job_id = c.job_id AND e.run_lease = c.run_lease)) x
-     ORDER BY x.rl DESC
-     LIMIT 1;
-    IF FOUND THEN
-        IF o.rl = ANY (v_rls) THEN
-            -- close_attempts re-takes the lock this try already holds: no new wait after the row locks above.
-            PERFORM 1 FROM ${schema}.close_attempts(ARRAY[o.claim_slot], ARRAY[o.batch_id], ARRAY[o.idx], ARRAY[p_job_id],
-                                                     ARRAY[o.rl], ARRAY[o.rid], ARRAY['cancel'], ARRAY[NULL::bigint],
-                                                     ARRAY['cancelled by operator'], ARRAY[false], ARRAY[o.leased]) c
-             WHERE c.status = 'closed';
-            IF FOUND THEN
-                PERFORM pg_notify('${schema_name}.cancel', p_job_id || ':' || o.rl);
-                RETURN 'running';
-            END IF;
-        ELSE
-            -- Plpgsql variables survive the rollback below: the next try locks this attempt first.
-            v_seen := v_seen || o.rl;
-        END IF;
-    END IF;
-    -- Nothing found: undo this try's locks (see the header). The condition is raised only here and caught only here.
-    RAISE EXCEPTION USING ERRCODE = 'RFC01', MESSAGE = 'cancel_job: retry';
-   EXCEPTION WHEN SQLSTATE 'RFC01' THEN
-    NULL;
-   END;
-  END LOOP;
-    RETURN 'not_found';
-END
-$$;
-
--- DLQ retry: move entries back to the ready ring with attempt 0 and their run_lease kept (so the next claim's run
--- lease is higher than every earlier attempt's evidence). Returns the retried job ids: every requested entry that
--- was in the DLQ, and only those.
--- An entry whose lane is held by an open producer transaction (try_lock_lane) is not waited for and not refused:
--- it leaves the DLQ all the same, into the backlog as 'scheduled', due now, and the first promotion tick after the
--- lane frees makes it ready. So the admin call never blocks behind a producer and never silently does nothing: a
--- returned id has left the DLQ and will run, either at once or as soon as its lane is free.
-CREATE FUNCTION ${schema}.dlq_retry(p_job_ids bigint[]) RETURNS SETOF bigint
-LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    r     record;
-    l     record;
-    v_q   text[] := '{}';
-    v_p   smallint[] := '{}';
-BEGIN
-    -- Lane locks before the DLQ row locks the DELETE below takes.
-    FOR l IN
-        SELECT DISTINCT d.queue, d.priority FROM ${schema}.dlq_entries d
-         WHERE d.job_id = ANY (p_job_ids) ORDER BY d.queue, d.priority
-    LOOP
-        IF ${schema}.try_lock_lane(l.queue, l.priority, 0::smallint) THEN
-            v_q := v_q || l.queue;
-            v_p := v_p || l.priority;
-        END IF;
-    END LOOP;
-
-    WITH moved AS (
-        DELETE FROM ${schema}.dlq_entries d WHERE d.job_id = ANY (p_job_ids) RETURNING d.*
-    ),
-    parked AS (
-        INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
-                                             max_attempts, run_at, attempted_at, created_at, payload)
-        SELECT m.job_id, m.kind, m.queue, m.args, 'scheduled', m.priority, 0, m.run_lease, m.max_attempts,
-               clock_timestamp(), m.attempted_at, m.created_at, m.payload
-          FROM moved m
-         WHERE NOT EXISTS (SELECT 1 FROM unnest(v_q, v_p) AS k(q, p) WHERE k.q = m.queue AND k.p = m.priority)
-        RETURNING job_id
-    )
-    SELECT (SELECT array_agg(job_id ORDER BY job_id) FROM moved) AS all_ids,
-           array_agg(job_id ORDER BY job_id) AS ids, array_agg(queue ORDER BY job_id) AS queues,
-           array_agg(kind ORDER BY job_id) AS kinds, array_agg(args ORDER BY job_id) AS args,
-           array_agg(priority ORDER BY job_id) AS prios, array_agg(max_attempts ORDER BY job_id) AS maxs,
-           array_agg(0::smallint ORDER BY job_id) AS attempts, array_agg(run_lease ORDER BY job_id) AS leases,
-           array_agg(payload ORDER BY job_id) AS payloads, array_agg(created_at ORDER BY job_id) AS created,
-           array_agg(clock_timestamp() ORDER BY job_id) AS run_ats
-      INTO r
-      FROM moved m
-     WHERE EXISTS (SELECT 1 FROM unnest(v_q, v_p) AS k(q, p) WHERE k.q = m.queue AND k.p = m.priority);
-    PERFORM ${schema}.append_ready(r.ids, r.queues, r.kinds, r.args, r.prios, r.maxs, r.attempts, r.leases,
-                                   r.payloads, r.created, r.run_ats);
-    RETURN QUERY SELECT unnest(coalesce(r.all_ids, '{}'));
 END
 $$;

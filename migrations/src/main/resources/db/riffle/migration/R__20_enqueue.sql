@@ -1,0 +1,119 @@
+-- Enqueue: appending runnable rows to the queue ring (also used by promotion and DLQ retry).
+-- Repeatable migration (docs/adr/0007): functions only, each as CREATE OR REPLACE, re-applied by Flyway
+-- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
+-- signature changes is dropped there first.
+
+-- Hot-path functions (DESIGN.md §5). Each is called as ONE autocommit statement, so a claim or a completion
+-- batch is one round trip and one commit. Functions run at READ COMMITTED and, being VOLATILE plpgsql, take a new
+-- snapshot per statement: that is what makes "lock in one statement, look in the next" work (DESIGN.md preface 6).
+-- Slot-specific statements address the child partition by name through EXECUTE (planned on one small table, and
+-- never touching sibling children that a prune may be truncating: DESIGN.md §12 item 11, STACK.md §5). The other
+-- statements run with cached generic plans; planning them per call with 16 partitions cost more than the work.
+
+-- Append runnable rows to the queue ring (DESIGN.md §5.1.1 steps 5-9): reserve lane positions in a stable
+-- (queue, priority) order, read the ring cursor after reserving (so a later reservation never lands in an older
+-- generation), insert the ready rows and one segment per lane, and NOTIFY (delivered on commit, dropped on
+-- rollback). Used by enqueue, promotion and DLQ retry; rows keep their job id, attempt and run_lease.
+CREATE OR REPLACE FUNCTION ${schema}.append_ready(p_job_ids bigint[], p_queues text[], p_kinds text[], p_args jsonb[],
+                                       p_priorities smallint[], p_max_attempts smallint[], p_attempts smallint[],
+                                       p_run_leases bigint[], p_payloads jsonb[], p_created_ats timestamptz[],
+                                       p_run_ats timestamptz[])
+RETURNS int
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    v_now    timestamptz := now();
+    v_slot   int;
+    v_gen    bigint;
+    v_lanes  text[] := '{}';
+    v_prios  smallint[] := '{}';
+    v_firsts bigint[] := '{}';
+    v_dummy  int;
+    l        record;
+BEGIN
+    IF coalesce(cardinality(p_job_ids), 0) = 0 THEN
+        RETURN 0;
+    END IF;
+    FOR l IN
+        SELECT x.queue, x.priority, count(*) AS n
+          FROM unnest(p_queues, p_priorities) AS x(queue, priority)
+         GROUP BY x.queue, x.priority
+         ORDER BY x.queue, x.priority
+    LOOP
+        v_lanes  := v_lanes || l.queue;
+        v_prios  := v_prios || l.priority;
+        v_firsts := v_firsts || ${schema}.reserve_lane(l.queue, l.priority, 0::smallint, l.n);
+    END LOOP;
+
+    SELECT r.slot, r.generation INTO v_slot, v_gen
+      FROM ${schema}.queue_ring_rotations r ORDER BY r.generation DESC LIMIT 1;
+
+    WITH input AS (
+        SELECT x.*
+          FROM unnest(p_job_ids, p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_attempts, p_run_leases,
+                      p_payloads, p_created_ats, p_run_ats)
+               WITH ORDINALITY AS x(job_id, queue, kind, args, priority, max_attempts, attempt, run_lease, payload,
+                                    created_at, run_at, ord)
+    ),
+    placed AS (
+        SELECT i.*, ln.first + row_number() OVER (PARTITION BY i.queue, i.priority ORDER BY i.ord) - 1 AS lane_seq
+          FROM input i
+          JOIN unnest(v_lanes, v_prios, v_firsts) AS ln(queue, priority, first)
+            ON ln.queue = i.queue AND ln.priority = i.priority
+    ),
+    ready AS (
+        INSERT INTO ${schema}.ready_entries (ready_slot, ready_generation, job_id, kind, queue, args, priority, attempt,
+                                             run_lease, max_attempts, lane_seq, enqueue_shard, run_at, created_at,
+                                             payload)
+        SELECT v_slot, v_gen, p.job_id, p.kind, p.queue, p.args, p.priority, p.attempt, p.run_lease, p.max_attempts,
+               p.lane_seq, 0, coalesce(p.run_at, v_now), coalesce(p.created_at, v_now), p.payload
+          FROM placed p
+    ),
+    segs AS (
+        INSERT INTO ${schema}.ready_segments (ready_slot, ready_generation, queue, priority, enqueue_shard,
+                                              first_lane_seq, next_lane_seq, first_run_at, created_at)
+        SELECT v_slot, v_gen, p.queue, p.priority, 0, min(p.lane_seq), max(p.lane_seq) + 1,
+               min(coalesce(p.run_at, v_now)), v_now
+          FROM placed p
+         GROUP BY p.queue, p.priority
+    )
+    -- Data-modifying CTEs always run to completion, whether or not the outer query reads them.
+    SELECT 1 INTO v_dummy;
+
+    PERFORM pg_notify('${schema_name}.ready', q) FROM (SELECT DISTINCT unnest(p_queues) AS q) d;
+    RETURN cardinality(p_job_ids);
+END
+$$;
+
+-- Enqueue a batch in the caller's transaction (DESIGN.md §5.1.1). Arrays are positionally aligned; job ids come
+-- back in input order. Rows with run_at in the future go to deferred_jobs (no lane work, no NOTIFY).
+CREATE OR REPLACE FUNCTION ${schema}.enqueue_jobs(p_queues text[], p_kinds text[], p_args jsonb[], p_priorities smallint[],
+                                       p_max_attempts smallint[], p_run_ats timestamptz[])
+RETURNS SETOF bigint
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    v_now timestamptz := now();
+    v_ids bigint[];
+BEGIN
+    SELECT array_agg(nextval('${schema}.job_id_seq') ORDER BY g) INTO v_ids
+      FROM generate_series(1, cardinality(p_kinds)) g;
+
+    INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
+                                         max_attempts, run_at, created_at)
+    SELECT v_ids[x.ord], x.kind, x.queue, x.args, 'scheduled', x.priority, 0, 0, x.max_attempts, x.run_at, v_now
+      FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
+           WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
+     WHERE x.run_at > v_now;
+
+    PERFORM ${schema}.append_ready(array_agg(v_ids[x.ord] ORDER BY x.ord), array_agg(x.queue ORDER BY x.ord),
+                                   array_agg(x.kind ORDER BY x.ord), array_agg(x.args ORDER BY x.ord),
+                                   array_agg(x.priority ORDER BY x.ord), array_agg(x.max_attempts ORDER BY x.ord),
+                                   array_agg(0::smallint ORDER BY x.ord), array_agg(0::bigint ORDER BY x.ord),
+                                   array_agg(NULL::jsonb ORDER BY x.ord), array_agg(v_now ORDER BY x.ord),
+                                   array_agg(coalesce(x.run_at, v_now) ORDER BY x.ord))
+       FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
+            WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
+      WHERE x.run_at IS NULL OR x.run_at <= v_now;
+
+    RETURN QUERY SELECT unnest(v_ids);
+END
+$$;

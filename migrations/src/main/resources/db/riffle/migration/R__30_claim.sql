@@ -1,0 +1,329 @@
+-- Claim: lane selection, cursor healing, the claim itself and the post-commit cursor advance.
+-- Repeatable migration (docs/adr/0007): functions only, each as CREATE OR REPLACE, re-applied by Flyway
+-- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
+-- signature changes is dropped there first.
+
+-- The hot-path rules in the header of R__20_enqueue.sql hold here too.
+
+-- The lane's first committed segment that ends past p_after (DESIGN.md §5.2.2), for claim. The usual read goes
+-- through the partitioned parent, which needs a lock on every queue-ring child: a prune holding (or queued for)
+-- ACCESS EXCLUSIVE on a child would make the claim wait for the whole TRUNCATE, its index rebuilds and their fsyncs
+-- (DESIGN.md preface item 12). So that read may wait 2 ms at most and otherwise fails the claim statement with
+-- lock_not_available (55P03); the client then claims again with p_avoid_parent, which reads each child on its own
+-- and skips a child it cannot lock within 2 ms, reporting that in "skipped". A skipped child may hold the lane's next
+-- rows (prune only takes inert slots, but an operator's lock could be anywhere), so the caller must not treat the
+-- positions before the segment found as dead while skipped is true. The usual path has no exception block, since
+-- a subtransaction per claim measurably slowed every claim.
+CREATE OR REPLACE FUNCTION ${schema}.lane_segment(p_queue text, p_priority smallint, p_shard smallint, p_after bigint,
+                                       p_avoid_parent boolean,
+                                       OUT ready_slot int, OUT ready_generation bigint, OUT first_lane_seq bigint,
+                                       OUT next_lane_seq bigint, OUT skipped boolean)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+#variable_conflict use_column
+DECLARE
+    v_prev text := current_setting('lock_timeout');
+    n      int;
+    s      int;
+    c      record;
+BEGIN
+    skipped := false;
+    PERFORM set_config('lock_timeout', '2ms', true);
+    IF NOT p_avoid_parent THEN
+        SELECT rs.ready_slot, rs.ready_generation, rs.first_lane_seq, rs.next_lane_seq
+          INTO ready_slot, ready_generation, first_lane_seq, next_lane_seq
+          FROM ${schema}.ready_segments rs
+         WHERE rs.queue = p_queue AND rs.priority = p_priority AND rs.enqueue_shard = p_shard AND rs.next_lane_seq > p_after
+         ORDER BY rs.next_lane_seq
+         LIMIT 1;
+        PERFORM set_config('lock_timeout', v_prev, true);
+        RETURN;
+    END IF;
+    SELECT q.slot_count INTO n FROM ${schema}.queue_ring_state q;
+    FOR s IN 0 .. n - 1 LOOP
+        BEGIN
+            EXECUTE format('SELECT rs.ready_slot, rs.ready_generation, rs.first_lane_seq, rs.next_lane_seq
+                              FROM %s.%I rs
+                             WHERE rs.queue = $1 AND rs.priority = $2 AND rs.enqueue_shard = $3 AND rs.next_lane_seq > $4
+                             ORDER BY rs.next_lane_seq LIMIT 1', '${schema}', 'ready_segments_' || s)
+               INTO c USING p_queue, p_priority, p_shard, p_after;
+        EXCEPTION WHEN lock_not_available THEN
+            skipped := true;
+            CONTINUE;
+        END;
+        IF c.next_lane_seq IS NOT NULL AND (next_lane_seq IS NULL OR c.next_lane_seq < next_lane_seq) THEN
+            ready_slot := c.ready_slot;
+            ready_generation := c.ready_generation;
+            first_lane_seq := c.first_lane_seq;
+            next_lane_seq := c.next_lane_seq;
+        END IF;
+    END LOOP;
+    PERFORM set_config('lock_timeout', v_prev, true);
+END
+$$;
+
+-- Claim up to p_max jobs from one lane of the given queues (DESIGN.md §5.2.2), as one statement:
+--   A. lock one lane head with work, FOR UPDATE SKIP LOCKED (highest lane priority first, random among equals);
+--   B/E. walk the cursor over positions that are provably spent: dead reservation gaps below the first visible
+--      segment, positions covered by committed claim-attempt evidence, tombstones. That is safe inside this
+--      transaction because it only skips committed facts, and it is also how a lost post-commit advance heals;
+--   F. take the next rows of that lane in one ready slot, and append exactly one ready_claim_attempt_batches row
+--      and exactly one lease_claim_batches row (shared claimed_at and deadline_at) for them.
+-- The cursor is not moved over the newly claimed rows here: sequences do not roll back (DESIGN.md §12 item 1).
+-- When nothing is claimed, one row comes back with status 'empty' (no visible work) or 'busy' (work exists but
+-- every lane with work is being claimed by someone else right now), and job_id NULL.
+CREATE OR REPLACE FUNCTION ${schema}.claim_ready(p_queues text[], p_deadline_secs int[], p_max int,
+                                      p_materialize boolean[] DEFAULT '{}', p_avoid_parent boolean DEFAULT false)
+RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
+               run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
+               ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
+               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb, lease_slot int)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+#variable_conflict use_column
+DECLARE
+    h            record;
+    seg          record;
+    ev           record;
+    v_cur        bigint;
+    v_start      bigint;
+    v_enq        bigint;
+    v_iter       int := 0;
+    v_lanes      int := 0;
+    v_tried      text[] := '{}';
+    v_dead       boolean;
+    v_limit      int;
+    v_dl         int;
+    v_claim_slot int;
+    v_claimed_at timestamptz;
+    v_deadline   timestamptz;
+    v_mat        boolean;
+    v_lease_slot int;
+    v_lease_gen  bigint;
+    v_busy       boolean := false;
+    v_sql        text;
+    v_receipts   text;
+    v_leases     text;
+BEGIN
+    -- A lane can look like it has work only because its cursor lags behind committed claims; after healing such
+    -- a lane, try the next one instead of reporting the queue empty.
+    LOOP
+        v_lanes := v_lanes + 1;
+        IF v_lanes > 64 THEN
+            status := 'empty';
+            RETURN NEXT;
+            RETURN;
+        END IF;
+        SELECT ch.queue AS q, ch.priority AS p, ch.enqueue_shard AS s, ch.seq_name AS cseq, eh.seq_name AS eseq
+          INTO h
+          FROM ${schema}.queue_claim_heads ch
+          JOIN ${schema}.queue_enqueue_heads eh
+            ON eh.queue = ch.queue AND eh.priority = ch.priority AND eh.enqueue_shard = ch.enqueue_shard
+          LEFT JOIN ${schema}.queue_meta m ON m.queue = ch.queue
+         WHERE ch.queue = ANY (p_queues)
+           AND m.paused IS NOT TRUE
+           AND NOT (ch.seq_name = ANY (v_tried))
+           AND ${schema}.seq_next(ch.seq_name) < ${schema}.seq_next(eh.seq_name)
+         ORDER BY ch.priority, random()
+         LIMIT 1
+           FOR UPDATE OF ch SKIP LOCKED;
+
+        IF NOT FOUND THEN
+            IF v_busy THEN
+                -- A lane with work could not be read past a locked child: retry soon rather than wait for a NOTIFY.
+                status := 'busy';
+            ELSIF EXISTS (SELECT 1
+                         FROM ${schema}.queue_claim_heads ch
+                         JOIN ${schema}.queue_enqueue_heads eh
+                           ON eh.queue = ch.queue AND eh.priority = ch.priority AND eh.enqueue_shard = ch.enqueue_shard
+                         LEFT JOIN ${schema}.queue_meta m ON m.queue = ch.queue
+                        WHERE ch.queue = ANY (p_queues) AND m.paused IS NOT TRUE
+                          AND NOT (ch.seq_name = ANY (v_tried))
+                          AND ${schema}.seq_next(ch.seq_name) < ${schema}.seq_next(eh.seq_name)) THEN
+                status := 'busy';
+            ELSE
+                status := 'empty';
+            END IF;
+            RETURN NEXT;
+            RETURN;
+        END IF;
+        v_tried := v_tried || h.cseq;
+
+        -- Re-read both cursors now that the head is ours (another claimer may have moved it before we locked).
+        v_cur   := ${schema}.seq_next(h.cseq);
+        v_enq   := ${schema}.seq_next(h.eseq);
+        v_start := v_cur;
+        v_iter  := 0;
+
+        LOOP
+            v_iter := v_iter + 1;
+            EXIT WHEN v_iter > 10000;
+            SELECT * INTO seg FROM ${schema}.lane_segment(h.q, h.p, h.s, v_cur, p_avoid_parent);
+            IF seg.skipped AND (seg.next_lane_seq IS NULL OR seg.first_lane_seq > v_cur) THEN
+                -- The lane's next rows may sit in the child we could not read: claim nothing from it now.
+                v_busy := true;
+                seg := NULL;
+                EXIT;
+            END IF;
+            IF seg.next_lane_seq IS NULL THEN
+                seg := NULL;
+                EXIT;
+            END IF;
+            -- Positions below the first visible committed segment are dead: a later reservation can only be made
+            -- after every earlier reservation of the lane committed or aborted.
+            IF seg.first_lane_seq > v_cur THEN
+                v_cur := seg.first_lane_seq;
+            END IF;
+            EXECUTE format('SELECT e.first_lane_seq, e.lane_ranges FROM %s.%I e
+                             WHERE e.ready_generation = $1 AND e.queue = $2 AND e.priority = $3
+                               AND e.enqueue_shard = $4 AND e.next_lane_seq > $5
+                             ORDER BY e.next_lane_seq LIMIT 1',
+                           '${schema}', 'ready_claim_attempt_batches_' || seg.ready_slot)
+               INTO ev USING seg.ready_generation, h.q, h.p, h.s, v_cur;
+            IF ev.first_lane_seq IS NOT NULL AND ev.first_lane_seq <= v_cur AND ev.lane_ranges @> v_cur THEN
+                SELECT upper(r) INTO v_cur FROM unnest(ev.lane_ranges) r WHERE r @> v_cur;
+                CONTINUE;
+            END IF;
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I t WHERE t.queue = $1 AND t.priority = $2
+                               AND t.enqueue_shard = $3 AND t.lane_seq = $4 AND t.ready_generation = $5)',
+                           '${schema}', 'ready_tombstones_' || seg.ready_slot)
+               INTO v_dead USING h.q, h.p, h.s, v_cur, seg.ready_generation;
+            IF v_dead THEN
+                v_cur := v_cur + 1;
+                CONTINUE;
+            END IF;
+            EXIT;
+        END LOOP;
+
+        IF v_cur > v_start THEN
+            PERFORM ${schema}.set_seq_next(h.cseq, v_cur);
+        END IF;
+
+        EXIT WHEN seg IS NOT NULL AND v_cur < v_enq;
+    END LOOP;
+
+    v_limit      := least(p_max::bigint, v_enq - v_cur)::int;
+    v_dl         := coalesce(p_deadline_secs[array_position(p_queues, h.q)], 0);
+    v_claimed_at := clock_timestamp();
+    v_deadline   := CASE WHEN v_dl > 0 THEN v_claimed_at + make_interval(secs => v_dl) END;
+    v_mat        := coalesce(p_materialize[array_position(p_queues, h.q)], false);
+    SELECT cr.slot INTO v_claim_slot FROM ${schema}.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
+
+    -- Selection, receipt ids and claim evidence are the same for both claim shapes. The range bound on lane_seq
+    -- keeps the selection an index range of at most 2 x limit rows whatever the planner believes about the child
+    -- (ring children are truncated and refilled faster than statistics follow; with no estimate a planner sorts every
+    -- ready row of the lane for a LIMIT). Tombstones inside the range only make the claim smaller, never wrong: the
+    -- caller claims again.
+    v_sql := $q$
+    WITH sel AS MATERIALIZED (
+        SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at, r.payload
+          FROM %1$s.%2$I r
+         WHERE r.queue = $1 AND r.priority = $2 AND r.enqueue_shard = $3 AND r.lane_seq >= $4
+           AND r.lane_seq < $4 + 2 * $6 AND r.ready_generation = $5
+           AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
+                            WHERE t.queue = $1 AND t.priority = $2 AND t.enqueue_shard = $3
+                              AND t.lane_seq = r.lane_seq AND t.ready_generation = $5)
+         ORDER BY r.lane_seq
+         LIMIT $6
+    ),
+    items AS MATERIALIZED (
+        SELECT s.*, nextval('%1$s.lease_claim_receipt_id_seq') AS rid,
+               (row_number() OVER (ORDER BY s.lane_seq))::int AS idx
+          FROM sel s
+    ),
+    evidence AS (
+        INSERT INTO %1$s.%4$I (ready_slot, ready_generation, queue, priority, enqueue_shard, claim_slot,
+                               first_lane_seq, next_lane_seq, claimed_count, lane_ranges, claimed_at)
+        SELECT $7, $5, $1, $2, $3, $8, min(i.lane_seq), max(i.lane_seq) + 1, count(*),
+               range_agg(int8range(i.lane_seq, i.lane_seq + 1)), $9
+          FROM items i
+        HAVING count(*) > 0
+    )$q$;
+
+    IF v_mat THEN
+        -- Materialized queue (DESIGN.md preface item 4): one row-local receipt and one mutable lease per job, in
+        -- the current claim and lease slots; no compact batch row, so each receipt has exactly one claim shape.
+        SELECT lr.slot, lr.generation INTO v_lease_slot, v_lease_gen
+          FROM ${schema}.lease_ring_rotations lr ORDER BY lr.generation DESC LIMIT 1;
+        v_sql := v_sql || $q$,
+    receipts AS (
+        INSERT INTO %1$s.%5$I (claim_slot, job_id, run_lease, receipt_id, ready_slot, ready_generation, queue,
+                               priority, enqueue_shard, lane_seq, attempt, max_attempts, claimed_at,
+                               materialized_at, deadline_at)
+        SELECT $8, i.job_id, i.run_lease + 1, i.rid, $7, $5, $1, $2, $3, i.lane_seq, (i.attempt + 1)::smallint,
+               i.max_attempts, $9, $9, $10
+          FROM items i
+    ),
+    leased AS (
+        INSERT INTO %1$s.%6$I (lease_slot, lease_generation, ready_slot, ready_generation, job_id, queue, state,
+                               priority, attempt, run_lease, max_attempts, lane_seq, enqueue_shard, heartbeat_at,
+                               deadline_at, attempted_at, claim_slot, receipt_id, batch_id, batch_index)
+        SELECT $11, $12, $7, $5, i.job_id, $1, 'running', $2, (i.attempt + 1)::smallint, i.run_lease + 1,
+               i.max_attempts, i.lane_seq, $3, $9, $10, $9, $8, i.rid, 0, 0
+          FROM items i
+    )
+    SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
+           i.max_attempts, i.lane_seq, $3, $7, $5, $8, 0::bigint, 0, i.rid, $9, $10, i.created_at, i.payload, $11
+      FROM items i
+     ORDER BY i.idx
+    $q$;
+        v_receipts := 'lease_claims_' || v_claim_slot;
+        v_leases := 'leases_' || v_lease_slot;
+    ELSE
+        v_sql := v_sql || $q$,
+    cb AS (
+        INSERT INTO %1$s.%5$I (claim_slot, ready_slot, ready_generation, queue, priority, enqueue_shard,
+                               claimed_count, job_ids, run_leases, receipt_ids, lane_seqs, attempts,
+                               max_attempts, receipt_ranges, deadline_at, claimed_at)
+        SELECT $8, $7, $5, $1, $2, $3, count(*),
+               array_agg(i.job_id ORDER BY i.idx), array_agg(i.run_lease + 1 ORDER BY i.idx),
+               array_agg(i.rid ORDER BY i.idx), array_agg(i.lane_seq ORDER BY i.idx),
+               array_agg((i.attempt + 1)::smallint ORDER BY i.idx), array_agg(i.max_attempts ORDER BY i.idx),
+               range_agg(int8range(i.rid, i.rid + 1)), $10, $9
+          FROM items i
+        HAVING count(*) > 0
+        RETURNING batch_id
+    )
+    SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
+           i.max_attempts, i.lane_seq, $3, $7, $5, $8, cb.batch_id, i.idx, i.rid, $9, $10, i.created_at, i.payload,
+           $11
+      FROM items i CROSS JOIN cb
+     ORDER BY i.idx
+    $q$;
+        v_receipts := 'lease_claim_batches_' || v_claim_slot;
+        v_leases := NULL;
+    END IF;
+
+    RETURN QUERY EXECUTE format(v_sql, '${schema}', 'ready_entries_' || seg.ready_slot,
+                                'ready_tombstones_' || seg.ready_slot, 'ready_claim_attempt_batches_' || seg.ready_slot,
+                                v_receipts, coalesce(v_leases, v_receipts))
+    USING h.q, h.p, h.s, v_cur, seg.ready_generation, v_limit, seg.ready_slot, v_claim_slot, v_claimed_at, v_deadline,
+          v_lease_slot, v_lease_gen;
+END
+$$;
+
+-- Post-commit claim cursor advance (DESIGN.md §5.2.4), for several lanes in one statement. Monotonic. A lane
+-- whose head is locked by a claimer right now is skipped: that claimer heals the cursor from the evidence rows.
+CREATE OR REPLACE FUNCTION ${schema}.advance_claim_cursors(p_queues text[], p_priorities smallint[], p_shards smallint[],
+                                                p_nexts bigint[])
+RETURNS int
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    l       record;
+    v_moved int := 0;
+BEGIN
+    FOR l IN
+        SELECT ch.seq_name, max(x.nxt) AS nxt
+          FROM unnest(p_queues, p_priorities, p_shards, p_nexts) AS x(queue, priority, shard, nxt)
+          JOIN ${schema}.queue_claim_heads ch
+            ON ch.queue = x.queue AND ch.priority = x.priority AND ch.enqueue_shard = x.shard
+         GROUP BY ch.queue, ch.priority, ch.enqueue_shard, ch.seq_name
+         ORDER BY ch.queue, ch.priority, ch.enqueue_shard
+    LOOP
+        PERFORM 1 FROM ${schema}.queue_claim_heads ch WHERE ch.seq_name = l.seq_name FOR UPDATE SKIP LOCKED;
+        IF FOUND THEN
+            PERFORM ${schema}.set_seq_next(l.seq_name, l.nxt);
+            v_moved := v_moved + 1;
+        END IF;
+    END LOOP;
+    RETURN v_moved;
+END
+$$;

@@ -1,0 +1,322 @@
+-- Rings: rotation, the inertness proofs and prune.
+-- Repeatable migration (docs/adr/0007): functions only, each as CREATE OR REPLACE, re-applied by Flyway
+-- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
+-- signature changes is dropped there first.
+
+-- Maintenance (DESIGN.md §6). Every function is safe when two leaders overlap: rotation and prune serialize on a
+-- per-ring advisory lock.
+-- Lock order everywhere: ring advisory lock -> ring slot row -> child ACCESS EXCLUSIVE (DESIGN.md §7).
+
+-- The families (partitioned tables) of each ring.
+CREATE OR REPLACE FUNCTION ${schema}.ring_families(p_ring text) RETURNS text[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE p_ring
+        WHEN 'queue' THEN ARRAY['ready_entries', 'ready_segments', 'ready_tombstones', 'ready_claim_attempt_batches',
+                                'done_entries', 'receipt_completion_batches', 'receipt_completion_tombstones',
+                                'queue_terminal_count_deltas']
+        WHEN 'claim' THEN ARRAY['lease_claims', 'lease_claim_batches', 'lease_claim_closures', 'lease_claim_closure_batches']
+        WHEN 'lease' THEN ARRAY['leases']
+    END
+$$;
+
+CREATE OR REPLACE FUNCTION ${schema}.ring_slot_count(p_ring text) RETURNS int
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    n int;
+BEGIN
+    EXECUTE format('SELECT slot_count FROM %s.%I', '${schema}', p_ring || '_ring_state') INTO n;
+    RETURN n;
+END
+$$;
+
+-- Current cursor of a ring from its append-only ledger.
+CREATE OR REPLACE FUNCTION ${schema}.ring_cursor(p_ring text, OUT slot int, OUT generation bigint)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    EXECUTE format('SELECT slot, generation FROM %s.%I ORDER BY generation DESC LIMIT 1',
+                   '${schema}', p_ring || '_ring_rotations') INTO slot, generation;
+END
+$$;
+
+-- True when any child of the ring's slot holds a row (physical, generation-agnostic: DESIGN.md §3.3).
+CREATE OR REPLACE FUNCTION ${schema}.ring_slot_busy(p_ring text, p_slot int) RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    f text;
+    b boolean;
+BEGIN
+    FOREACH f IN ARRAY ${schema}.ring_families(p_ring) LOOP
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I)', '${schema}', f || '_' || p_slot) INTO b;
+        IF b THEN
+            RETURN true;
+        END IF;
+    END LOOP;
+    RETURN false;
+END
+$$;
+
+-- True when any child of the ring's slot occupies a page: a physical test that also sees rows no snapshot can see
+-- yet (a producer transaction still open since the ring was at this slot) and dead rows of aborted writers. Rotation
+-- never re-enters, and prune never waves through as 'noop', a slot for which this is true; only the TRUNCATE of prune,
+-- after it proved every row of every generation in the slot inert under ACCESS EXCLUSIVE, makes it false again
+-- (docs/adr/0005). The lease ring keeps the row test: ended leases are deleted, so its pages outlive its rows.
+CREATE OR REPLACE FUNCTION ${schema}.ring_slot_occupied(p_ring text, p_slot int) RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    f text;
+BEGIN
+    FOREACH f IN ARRAY ${schema}.ring_families(p_ring) LOOP
+        IF pg_relation_size(format('%s.%I', '${schema}', f || '_' || p_slot)::regclass) > 0 THEN
+            RETURN true;
+        END IF;
+    END LOOP;
+    RETURN false;
+END
+$$;
+
+-- Rotation (DESIGN.md §6.7): 'rotated' | 'skipped_busy' | 'skipped_idle'. Rotation is permission, not obligation.
+CREATE OR REPLACE FUNCTION ${schema}.rotate_ring(p_ring text) RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    c      record;
+    n      int := ${schema}.ring_slot_count(p_ring);
+    v_next int;
+    v_any  boolean := false;
+    f      text;
+    b      boolean;
+    v_rows int;
+BEGIN
+    IF NOT pg_try_advisory_xact_lock(hashtextextended('${schema_name}.ring:' || p_ring, 0)) THEN
+        RETURN 'skipped_busy';
+    END IF;
+    SELECT * INTO c FROM ${schema}.ring_cursor(p_ring);
+    v_next := (c.slot + 1) % n;
+    IF p_ring = 'lease' THEN
+        b := ${schema}.ring_slot_busy(p_ring, v_next);
+    ELSE
+        b := ${schema}.ring_slot_occupied(p_ring, v_next);
+    END IF;
+    IF b THEN
+        RETURN 'skipped_busy';
+    END IF;
+    -- Idle gate over the whole ring: a drained ring with sealed rows still rotates until they are pruned.
+    FOREACH f IN ARRAY ${schema}.ring_families(p_ring) LOOP
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I)', '${schema}', f) INTO b;
+        v_any := v_any OR b;
+        EXIT WHEN v_any;
+    END LOOP;
+    IF NOT v_any THEN
+        RETURN 'skipped_idle';
+    END IF;
+    EXECUTE format('INSERT INTO %s.%I (generation, slot) VALUES ($1, $2) ON CONFLICT (generation) DO NOTHING',
+                   '${schema}', p_ring || '_ring_rotations')
+       USING c.generation + 1, v_next;
+    GET DIAGNOSTICS v_rows = ROW_COUNT;
+    RETURN CASE WHEN v_rows = 1 THEN 'rotated' ELSE 'skipped_busy' END;
+END
+$$;
+
+-- Proof that every claim in claim slot p_slot has exactly its closure evidence (DESIGN.md §6.11). Counts compare
+-- for equality: a double closure is as fatal as a missing one.
+CREATE OR REPLACE FUNCTION ${schema}.claim_slot_balanced(p_slot int) RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_claims bigint;
+    v_closed bigint;
+BEGIN
+    EXECUTE format('SELECT (SELECT count(*) FROM %1$s.%2$I) + (SELECT coalesce(sum(claimed_count), 0) FROM %1$s.%3$I)',
+                   '${schema}', 'lease_claims_' || p_slot, 'lease_claim_batches_' || p_slot) INTO v_claims;
+    EXECUTE format('SELECT (SELECT count(*) FROM %1$s.%2$I) + (SELECT coalesce(sum(closed_count), 0) FROM %1$s.%3$I)',
+                   '${schema}', 'lease_claim_closures_' || p_slot, 'lease_claim_closure_batches_' || p_slot) INTO v_closed;
+    RETURN v_claims = v_closed;
+END
+$$;
+
+-- Proof that queue slot p_slot is inert (DESIGN.md §6.9): no lease references it, no ready row of any lane is still
+-- claimable (at or past the lane's cursor, not tombstoned, not covered by claim evidence; matched by queue, priority
+-- AND shard), and every receipt that references it has closure evidence. Returns the reason it is not inert, or NULL.
+-- The proof covers EVERY generation the slot holds, not only the one the ring last wrote there: TRUNCATE clears them
+-- all, and a producer transaction that stayed open across a lap commits its row under the older generation
+-- (docs/adr/0005). Lane positions and receipts do not depend on the generation, so nothing below filters on it.
+CREATE OR REPLACE FUNCTION ${schema}.queue_slot_blocker(p_slot int) RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    b        boolean;
+    v_claims bigint;
+    v_closed bigint;
+BEGIN
+    IF EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.ready_slot = p_slot) THEN
+        RETURN 'active_leases';
+    END IF;
+    -- Per lane: read the cursor once, then probe the lane's rows at or past it through the primary key. This runs
+    -- again while prune holds ACCESS EXCLUSIVE on the slot, so it must stay an index probe per lane, not a scan.
+    EXECUTE format($q$
+        SELECT EXISTS (
+            SELECT 1
+              FROM %1$s.queue_claim_heads h
+             CROSS JOIN LATERAL (SELECT %1$s.seq_next(h.seq_name) AS cur) c
+             WHERE EXISTS (
+                   SELECT 1 FROM %1$s.%2$I r
+                    WHERE r.queue = h.queue AND r.priority = h.priority AND r.enqueue_shard = h.enqueue_shard
+                      AND r.lane_seq >= c.cur
+                      AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
+                                       WHERE t.ready_generation = r.ready_generation AND t.queue = r.queue
+                                         AND t.priority = r.priority AND t.enqueue_shard = r.enqueue_shard
+                                         AND t.lane_seq = r.lane_seq)
+                      AND NOT EXISTS (SELECT 1 FROM %1$s.%4$I e
+                                       WHERE e.ready_generation = r.ready_generation AND e.queue = r.queue
+                                         AND e.priority = r.priority AND e.enqueue_shard = r.enqueue_shard
+                                         AND e.first_lane_seq <= r.lane_seq AND e.next_lane_seq > r.lane_seq
+                                         AND e.lane_ranges @> r.lane_seq)))
+        $q$, '${schema}', 'ready_entries_' || p_slot, 'ready_tombstones_' || p_slot,
+             'ready_claim_attempt_batches_' || p_slot)
+       INTO b;
+    IF b THEN
+        RETURN 'pending_ready';
+    END IF;
+    SELECT (SELECT count(*) FROM ${schema}.lease_claims c WHERE c.ready_slot = p_slot)
+         + (SELECT coalesce(sum(claimed_count), 0) FROM ${schema}.lease_claim_batches c
+             WHERE c.ready_slot = p_slot)
+      INTO v_claims;
+    SELECT (SELECT count(*) FROM ${schema}.lease_claim_closures x
+              JOIN ${schema}.lease_claims c ON c.claim_slot = x.claim_slot AND c.job_id = x.job_id AND c.run_lease = x.run_lease
+             WHERE c.ready_slot = p_slot)
+         + (SELECT coalesce(sum(closed_count), 0) FROM ${schema}.lease_claim_closure_batches c
+             WHERE c.ready_slot = p_slot)
+      INTO v_closed;
+    IF v_claims <> v_closed THEN
+        RETURN 'unclosed_claims';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- Lock every child of the ring's slot in ACCESS EXCLUSIVE under a transaction-local lock_timeout. Returns false
+-- when the lock could not be had in time (a reader holds one): prune then gives up quietly and backs off.
+CREATE OR REPLACE FUNCTION ${schema}.lock_ring_slot(p_ring text, p_slot int, p_lock_timeout text) RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_tables text;
+BEGIN
+    SELECT string_agg(format('%s.%I', '${schema}', f || '_' || p_slot), ', ')
+      INTO v_tables FROM unnest(${schema}.ring_families(p_ring)) f;
+    PERFORM set_config('lock_timeout', p_lock_timeout, true);
+    BEGIN
+        EXECUTE 'LOCK TABLE ' || v_tables || ' IN ACCESS EXCLUSIVE MODE';
+    EXCEPTION WHEN lock_not_available THEN
+        PERFORM set_config('lock_timeout', '0', true);
+        RETURN false;
+    END;
+    PERFORM set_config('lock_timeout', '0', true);
+    RETURN true;
+END
+$$;
+
+-- Prune the next slot of a ring: the slot rotation needs next, which on a wrapped ring is the oldest sealed one
+-- (DESIGN.md §6.8-§6.11). Shape: ring advisory lock -> ring state and slot rows FOR UPDATE -> proofs -> bounded ACCESS EXCLUSIVE
+-- -> not-current re-check and proofs again (new statements see what committed while we waited) -> TRUNCATE.
+-- Returns 'pruned' | 'noop' | 'blocked' | 'skipped_<reason>' (open_claims, pending_ready, unclosed_claims,
+-- active_leases, lease_active, current).
+CREATE OR REPLACE FUNCTION ${schema}.prune_ring(p_ring text, p_lock_timeout text, p_failed_retention_secs int)
+RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    c        record;
+    n        int := ${schema}.ring_slot_count(p_ring);
+    v_slot   int;
+    v_reason text;
+    v_tables text;
+    v_cur    record;
+    v_slots_table text := p_ring || '_ring_slots';
+BEGIN
+    IF NOT pg_try_advisory_xact_lock(hashtextextended('${schema_name}.ring:' || p_ring, 0)) THEN
+        RETURN 'blocked';
+    END IF;
+    SELECT * INTO c FROM ${schema}.ring_cursor(p_ring);
+    v_slot := (c.slot + 1) % n;
+    IF p_ring = 'lease' THEN
+        -- Ended leases are deleted, so a lease slot holds no live row long before it holds no dead one: the proof
+        -- is "no live lease", and there is work only while the child still occupies pages.
+        IF ${schema}.ring_slot_busy(p_ring, v_slot) THEN
+            RETURN 'skipped_lease_active';
+        END IF;
+        IF pg_relation_size(format('%s.%I', '${schema}', 'leases_' || v_slot)::regclass) = 0 THEN
+            RETURN 'noop';
+        END IF;
+    ELSIF NOT ${schema}.ring_slot_occupied(p_ring, v_slot) THEN
+        RETURN 'noop';
+    END IF;
+    EXECUTE format('SELECT 1 FROM %s.%I FOR UPDATE', '${schema}', p_ring || '_ring_state');
+    EXECUTE format('SELECT 1 FROM %s.%I WHERE slot = $1 FOR UPDATE', '${schema}', v_slots_table) USING v_slot;
+
+    v_reason := CASE p_ring
+        WHEN 'claim' THEN CASE WHEN ${schema}.claim_slot_balanced(v_slot) THEN NULL ELSE 'open_claims' END
+        WHEN 'queue' THEN ${schema}.queue_slot_blocker(v_slot)
+        WHEN 'lease' THEN NULL
+    END;
+    IF v_reason IS NOT NULL THEN
+        RETURN 'skipped_' || v_reason;
+    END IF;
+
+    IF NOT ${schema}.lock_ring_slot(p_ring, v_slot, p_lock_timeout) THEN
+        RETURN 'blocked';
+    END IF;
+
+    SELECT * INTO v_cur FROM ${schema}.ring_cursor(p_ring);
+    IF v_cur.slot = v_slot THEN
+        RETURN 'skipped_current';
+    END IF;
+    v_reason := CASE p_ring
+        WHEN 'claim' THEN CASE WHEN ${schema}.claim_slot_balanced(v_slot) THEN NULL ELSE 'open_claims' END
+        WHEN 'queue' THEN ${schema}.queue_slot_blocker(v_slot)
+        WHEN 'lease' THEN CASE WHEN ${schema}.ring_slot_busy('lease', v_slot) THEN 'lease_active' END
+    END;
+    IF v_reason IS NOT NULL THEN
+        RETURN 'skipped_' || v_reason;
+    END IF;
+
+    IF p_ring = 'queue' THEN
+        -- Failed history inside the retention floor outlives its segment: carry it forward, wide, into the
+        -- current slot (DESIGN.md §6.9, ADR-032). A key collision would mean corruption, so no ON CONFLICT.
+        EXECUTE format($q$
+            INSERT INTO %1$s.done_entries (ready_slot, ready_generation, job_id, kind, queue, state, priority, attempt,
+                                           run_lease, lane_seq, enqueue_shard, attempted_at, finalized_at, args,
+                                           max_attempts, run_at, created_at, payload)
+            SELECT $1, $2, d.job_id, d.kind, d.queue, d.state, d.priority, d.attempt, d.run_lease, -d.job_id, 0,
+                   d.attempted_at, d.finalized_at, coalesce(d.args, r.args), coalesce(d.max_attempts, r.max_attempts),
+                   coalesce(d.run_at, r.run_at), coalesce(d.created_at, r.created_at), coalesce(d.payload, r.payload)
+              FROM %1$s.%2$I d
+              LEFT JOIN %1$s.%3$I r
+                ON r.ready_generation = d.ready_generation AND r.queue = d.queue AND r.priority = d.priority
+               AND r.enqueue_shard = d.enqueue_shard AND r.lane_seq = d.lane_seq
+             WHERE d.state = 'failed' AND d.finalized_at > clock_timestamp() - make_interval(secs => $3)
+            $q$, '${schema}', 'done_entries_' || v_slot, 'ready_entries_' || v_slot)
+           USING v_cur.slot, v_cur.generation, p_failed_retention_secs;
+        -- Counts survive the truncate as append-only rollup deltas (never an upsert: DESIGN.md §6.9).
+        EXECUTE format($q$
+            INSERT INTO %1$s.queue_terminal_rollup_deltas (queue, priority, pruned_completed_delta, pruned_failed_delta)
+            SELECT queue, priority, sum(completed), sum(failed) FROM (
+                SELECT queue, priority, sum(completed_count) AS completed, 0 AS failed FROM %1$s.%2$I GROUP BY 1, 2
+                UNION ALL
+                SELECT queue, priority, count(*) FILTER (WHERE state = 'completed'),
+                       count(*) FILTER (WHERE state = 'failed' AND finalized_at <= clock_timestamp() - make_interval(secs => $1))
+                  FROM %1$s.%3$I GROUP BY 1, 2) x
+             GROUP BY queue, priority
+            HAVING sum(completed) + sum(failed) > 0
+            $q$, '${schema}', 'receipt_completion_batches_' || v_slot, 'done_entries_' || v_slot)
+           USING p_failed_retention_secs;
+        DELETE FROM ${schema}.queue_terminal_live_counts WHERE ready_slot = v_slot;
+    ELSIF p_ring = 'claim' THEN
+        UPDATE ${schema}.claim_ring_slots
+           SET rescue_cursor_claimed_at = '-infinity', rescue_cursor_job_id = 0, rescue_cursor_run_lease = 0,
+               deadline_cursor_deadline_at = '-infinity', deadline_cursor_job_id = 0, deadline_cursor_run_lease = 0,
+               batch_deadline_cursor_deadline_at = '-infinity', batch_deadline_cursor_batch_id = 0
+         WHERE slot = v_slot;
+    END IF;
+
+    SELECT string_agg(format('%s.%I', '${schema}', f || '_' || v_slot), ', ')
+      INTO v_tables FROM unnest(${schema}.ring_families(p_ring)) f;
+    EXECUTE 'TRUNCATE ' || v_tables;
+    RETURN 'pruned';
+END
+$$;
