@@ -24,7 +24,7 @@ public final class RiffleMigrations {
 
     /** Default schema name. */
     public static final String DEFAULT_SCHEMA = "riffle";
-    /** Default number of queue-ring slots (DESIGN.md §3.1). */
+    /** Default number of queue-ring slots (docs/design/rings-and-proofs.md). */
     public static final int DEFAULT_QUEUE_SLOTS = 16;
     /** Default number of lease-ring slots. */
     public static final int DEFAULT_LEASE_SLOTS = 8;
@@ -100,7 +100,7 @@ public final class RiffleMigrations {
                         "claim_slots", Integer.toString(settings.claimSlots())))
                 .failOnMissingLocations(true);
         // Flyway's transactional lock keeps an idle-in-transaction connection that blocks
-        // CREATE INDEX CONCURRENTLY and pins xmin (STACK.md P3).
+        // CREATE INDEX CONCURRENTLY and pins xmin.
         cfg.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
         MigrateResult r = cfg.load().migrate();
         return new Result(settings.schema(), r.migrationsExecuted, r.targetSchemaVersion);

@@ -13,7 +13,7 @@ $$;
 
 -- Takes the per-attempt advisory xact locks of a set of attempts, deduplicated and in key order (so two callers
 -- locking overlapping sets cannot deadlock). Callers check and write in a LATER statement, which then sees every
--- competing holder's commit (DESIGN.md preface item 6).
+-- competing holder's commit (docs/design/lock-order.md).
 CREATE OR REPLACE FUNCTION ${schema}.lock_attempts(p_job_ids bigint[], p_run_leases bigint[]) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN

@@ -61,7 +61,7 @@ END
 $$;
 
 -- Reserve p_n consecutive lane positions. The advisory lock is held until the caller's transaction ends: within a
--- lane, position N+1 can only become visible after position N committed or aborted (DESIGN.md §12 item 2).
+-- lane, position N+1 can only become visible after position N committed or aborted (docs/design/delivery-contract.md).
 CREATE OR REPLACE FUNCTION ${schema}.reserve_lane(p_queue text, p_priority smallint, p_shard smallint, p_n bigint) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE

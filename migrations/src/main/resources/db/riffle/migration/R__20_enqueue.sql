@@ -3,14 +3,14 @@
 -- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
 -- signature changes is dropped there first.
 
--- Hot-path functions (DESIGN.md §5). Each is called as ONE autocommit statement, so a claim or a completion
+-- Hot-path functions (docs/design/delivery-contract.md). Each is called as ONE autocommit statement, so a claim or a completion
 -- batch is one round trip and one commit. Functions run at READ COMMITTED and, being VOLATILE plpgsql, take a new
--- snapshot per statement: that is what makes "lock in one statement, look in the next" work (DESIGN.md preface 6).
+-- snapshot per statement: that is what makes "lock in one statement, look in the next" work (docs/design/lock-order.md).
 -- Slot-specific statements address the child partition by name through EXECUTE (planned on one small table, and
--- never touching sibling children that a prune may be truncating: DESIGN.md §12 item 11, STACK.md §5). The other
+-- never touching sibling children that a prune may be truncating: docs/design/lock-order.md). The other
 -- statements run with cached generic plans; planning them per call with 16 partitions cost more than the work.
 
--- Append runnable rows to the queue ring (DESIGN.md §5.1.1 steps 5-9): reserve lane positions in a stable
+-- Append runnable rows to the queue ring (docs/design/delivery-contract.md): reserve lane positions in a stable
 -- (queue, priority) order, read the ring cursor after reserving (so a later reservation never lands in an older
 -- generation), insert the ready rows and one segment per lane, and NOTIFY (delivered on commit, dropped on
 -- rollback). Used by enqueue, promotion and DLQ retry; rows keep their job id, attempt and run_lease.
@@ -84,7 +84,7 @@ BEGIN
 END
 $$;
 
--- Enqueue a batch in the caller's transaction (DESIGN.md §5.1.1). Arrays are positionally aligned; job ids come
+-- Enqueue a batch in the caller's transaction (docs/design/delivery-contract.md). Arrays are positionally aligned; job ids come
 -- back in input order. Rows with run_at in the future go to deferred_jobs (no lane work, no NOTIFY).
 CREATE OR REPLACE FUNCTION ${schema}.enqueue_jobs(p_queues text[], p_kinds text[], p_args jsonb[], p_priorities smallint[],
                                        p_max_attempts smallint[], p_run_ats timestamptz[])

@@ -3,7 +3,7 @@
 -- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
 -- signature changes is dropped there first.
 
--- Promote due deferred jobs into the ready ring (DESIGN.md §6.3): delete up to p_limit due rows (oldest first,
+-- Promote due deferred jobs into the ready ring (docs/design/maintenance.md): delete up to p_limit due rows (oldest first,
 -- SKIP LOCKED so overlapping leaders never take the same row) and re-append them in the same transaction, so a
 -- leader dying mid-batch loses nothing and duplicates nothing. Keeps job id, attempt, run_lease and payload.
 -- Lane locks come first, through try_lock_lane, before any row lock: a lane held by an open producer transaction

@@ -5,10 +5,10 @@
 
 -- The hot-path rules in the header of R__20_enqueue.sql hold here too.
 
--- The lane's first committed segment that ends past p_after (DESIGN.md §5.2.2), for claim. The usual read goes
+-- The lane's first committed segment that ends past p_after (docs/design/delivery-contract.md), for claim. The usual read goes
 -- through the partitioned parent, which needs a lock on every queue-ring child: a prune holding (or queued for)
 -- ACCESS EXCLUSIVE on a child would make the claim wait for the whole TRUNCATE, its index rebuilds and their fsyncs
--- (DESIGN.md preface item 12). So that read may wait 2 ms at most and otherwise fails the claim statement with
+-- (docs/design/lock-order.md). So that read may wait 2 ms at most and otherwise fails the claim statement with
 -- lock_not_available (55P03); the client then claims again with p_avoid_parent, which reads each child on its own
 -- and skips a child it cannot lock within 2 ms, reporting that in "skipped". A skipped child may hold the lane's next
 -- rows (prune only takes inert slots, but an operator's lock could be anywhere), so the caller must not treat the
@@ -61,14 +61,14 @@ BEGIN
 END
 $$;
 
--- Claim up to p_max jobs from one lane of the given queues (DESIGN.md §5.2.2), as one statement:
+-- Claim up to p_max jobs from one lane of the given queues (docs/design/delivery-contract.md), as one statement:
 --   A. lock one lane head with work, FOR UPDATE SKIP LOCKED (highest lane priority first, random among equals);
 --   B/E. walk the cursor over positions that are provably spent: dead reservation gaps below the first visible
 --      segment, positions covered by committed claim-attempt evidence, tombstones. That is safe inside this
 --      transaction because it only skips committed facts, and it is also how a lost post-commit advance heals;
 --   F. take the next rows of that lane in one ready slot, and append exactly one ready_claim_attempt_batches row
 --      and exactly one lease_claim_batches row (shared claimed_at and deadline_at) for them.
--- The cursor is not moved over the newly claimed rows here: sequences do not roll back (DESIGN.md §12 item 1).
+-- The cursor is not moved over the newly claimed rows here: sequences do not roll back (docs/design/delivery-contract.md).
 -- When nothing is claimed, one row comes back with status 'empty' (no visible work) or 'busy' (work exists but
 -- every lane with work is being claimed by someone else right now), and job_id NULL.
 CREATE OR REPLACE FUNCTION ${schema}.claim_ready(p_queues text[], p_deadline_secs int[], p_max int,
@@ -239,7 +239,7 @@ BEGIN
     )$q$;
 
     IF v_mat THEN
-        -- Materialized queue (DESIGN.md preface item 4): one row-local receipt and one mutable lease per job, in
+        -- Materialized queue (docs/design/storage-planes.md): one row-local receipt and one mutable lease per job, in
         -- the current claim and lease slots; no compact batch row, so each receipt has exactly one claim shape.
         SELECT lr.slot, lr.generation INTO v_lease_slot, v_lease_gen
           FROM ${schema}.lease_ring_rotations lr ORDER BY lr.generation DESC LIMIT 1;
@@ -300,7 +300,7 @@ BEGIN
 END
 $$;
 
--- Post-commit claim cursor advance (DESIGN.md §5.2.4), for several lanes in one statement. Monotonic. A lane
+-- Post-commit claim cursor advance (docs/design/delivery-contract.md), for several lanes in one statement. Monotonic. A lane
 -- whose head is locked by a claimer right now is skipped: that claimer heals the cursor from the evidence rows.
 CREATE OR REPLACE FUNCTION ${schema}.advance_claim_cursors(p_queues text[], p_priorities smallint[], p_shards smallint[],
                                                 p_nexts bigint[])

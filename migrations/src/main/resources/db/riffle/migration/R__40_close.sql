@@ -3,7 +3,7 @@
 -- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
 -- signature changes is dropped there first.
 
--- Every way an attempt can end (DESIGN.md §5.3, §5.4, §5.5, §6.3). The hot-path rules in the header of
+-- Every way an attempt can end (docs/design/delivery-contract.md). The hot-path rules in the header of
 -- R__20_enqueue.sql hold here too.
 
 -- Backoff for a retry after consuming attempt n (1-based): 2^n s plus up to 25 % jitter, capped at 24 h.
@@ -34,7 +34,7 @@ LANGUAGE sql IMMUTABLE AS $$
                 ELSE 'failed' END
 $$;
 
--- Compact successful completion (DESIGN.md §5.3.2) for a batch of attempts, as one statement:
+-- Compact successful completion (docs/design/delivery-contract.md) for a batch of attempts, as one statement:
 --   1. per-attempt advisory xact locks, sorted, in their own statement;
 --   2. per claim slot, a fused statement (fresh snapshot, so it sees any competing closer that committed while we
 --      waited) that validates each item against its claim batch row, anti-joins closure evidence, then appends ONE
@@ -148,7 +148,7 @@ BEGIN
 END
 $$;
 
--- Close open attempts of either claim shape, as one statement (DESIGN.md §5.3.3, §5.4, §2.7). This is the general
+-- Close open attempts of either claim shape, as one statement (docs/design/delivery-contract.md). This is the general
 -- path: every non-success exit, and success of a materialized (leased) attempt. Compact successes use the cheaper
 -- complete_compact.
 --   1. per-attempt advisory locks, sorted, in their own statement (the same keys completion takes);

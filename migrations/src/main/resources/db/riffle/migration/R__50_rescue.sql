@@ -3,10 +3,10 @@
 -- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
 -- signature changes is dropped there first.
 
--- Maintenance (DESIGN.md §6). Every function is safe when two leaders overlap: rescue serializes on the slot's
+-- Maintenance (docs/design/maintenance.md). Every function is safe when two leaders overlap: rescue serializes on the slot's
 -- cursor row and on per-attempt try-locks.
 
--- Stale rescue (DESIGN.md §6.4.1), receipt side, one pass over the claim slots, oldest first. The window holds
+-- Stale rescue (docs/design/delivery-contract.md), receipt side, one pass over the claim slots, oldest first. The window holds
 -- compact items and row-local claims alike; a claim whose attempt has a lease belongs to the lease side
 -- (rescue_leases) and is passed over here. Per slot: take the cursor row
 -- (an overlapping leader's pass then runs after this one, with fresh snapshots), read a window of claims older than the cutoff after the
@@ -169,7 +169,7 @@ BEGIN
 END
 $$;
 
--- Deadline rescue (DESIGN.md §6.5), both receipt shapes: per claim slot, oldest first, sharing one budget.
+-- Deadline rescue (docs/design/delivery-contract.md), both receipt shapes: per claim slot, oldest first, sharing one budget.
 --   Compact batches: a cursor over (deadline_at, batch_id) walks batches whose shared deadline has passed (database
 --   clock), wrapping. Each expired batch is expanded; its due members are try-locked and closed with outcome
 --   'deadline_expired' (routed to retry, or failure/DLQ when exhausted). The cursor passes a batch only when no due
@@ -352,7 +352,7 @@ BEGIN
 END
 $$;
 
--- Lease-side rescue (DESIGN.md §6.4 step 1, §6.6), one pass: running leases whose newest heartbeat evidence
+-- Lease-side rescue (docs/design/delivery-contract.md), one pass: running leases whose newest heartbeat evidence
 -- (attempt_state or the lease's own, whichever is newer) is older than the cutoff, and parked leases whose callback
 -- timed out. Candidates are try-locked (a completion in flight wins), re-read in a new statement under the locks
 -- (a resolution that committed meanwhile takes the attempt out of the set), then closed through close_attempts in

@@ -3,9 +3,9 @@
 -- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
 -- signature changes is dropped there first.
 
--- Maintenance (DESIGN.md §6). Every function is safe when two leaders overlap: rotation and prune serialize on a
+-- Maintenance (docs/design/maintenance.md). Every function is safe when two leaders overlap: rotation and prune serialize on a
 -- per-ring advisory lock.
--- Lock order everywhere: ring advisory lock -> ring slot row -> child ACCESS EXCLUSIVE (DESIGN.md §7).
+-- Lock order everywhere: ring advisory lock -> ring slot row -> child ACCESS EXCLUSIVE (docs/design/lock-order.md).
 
 -- The families (partitioned tables) of each ring.
 CREATE OR REPLACE FUNCTION ${schema}.ring_families(p_ring text) RETURNS text[]
@@ -38,7 +38,7 @@ BEGIN
 END
 $$;
 
--- True when any child of the ring's slot holds a row (physical, generation-agnostic: DESIGN.md §3.3).
+-- True when any child of the ring's slot holds a row (physical, generation-agnostic: docs/design/rings-and-proofs.md).
 CREATE OR REPLACE FUNCTION ${schema}.ring_slot_busy(p_ring text, p_slot int) RETURNS boolean
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -74,7 +74,7 @@ BEGIN
 END
 $$;
 
--- Rotation (DESIGN.md §6.7): 'rotated' | 'skipped_busy' | 'skipped_idle'. Rotation is permission, not obligation.
+-- Rotation (docs/design/rings-and-proofs.md): 'rotated' | 'skipped_busy' | 'skipped_idle'. Rotation is permission, not obligation.
 CREATE OR REPLACE FUNCTION ${schema}.rotate_ring(p_ring text) RETURNS text
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -116,7 +116,7 @@ BEGIN
 END
 $$;
 
--- Proof that every claim in claim slot p_slot has exactly its closure evidence (DESIGN.md §6.11). Counts compare
+-- Proof that every claim in claim slot p_slot has exactly its closure evidence (docs/design/rings-and-proofs.md). Counts compare
 -- for equality: a double closure is as fatal as a missing one.
 CREATE OR REPLACE FUNCTION ${schema}.claim_slot_balanced(p_slot int) RETURNS boolean
 LANGUAGE plpgsql VOLATILE AS $$
@@ -132,7 +132,7 @@ BEGIN
 END
 $$;
 
--- Proof that queue slot p_slot is inert (DESIGN.md §6.9): no lease references it, no ready row of any lane is still
+-- Proof that queue slot p_slot is inert (docs/design/rings-and-proofs.md): no lease references it, no ready row of any lane is still
 -- claimable (at or past the lane's cursor, not tombstoned, not covered by claim evidence; matched by queue, priority
 -- AND shard), and every receipt that references it has closure evidence. Returns the reason it is not inert, or NULL.
 -- The proof covers EVERY generation the slot holds, not only the one the ring last wrote there: TRUNCATE clears them
@@ -213,7 +213,7 @@ END
 $$;
 
 -- Prune the next slot of a ring: the slot rotation needs next, which on a wrapped ring is the oldest sealed one
--- (DESIGN.md §6.8-§6.11). Shape: ring advisory lock -> ring state and slot rows FOR UPDATE -> proofs -> bounded ACCESS EXCLUSIVE
+-- (docs/design/rings-and-proofs.md). Shape: ring advisory lock -> ring state and slot rows FOR UPDATE -> proofs -> bounded ACCESS EXCLUSIVE
 -- -> not-current re-check and proofs again (new statements see what committed while we waited) -> TRUNCATE.
 -- Returns 'pruned' | 'noop' | 'blocked' | 'skipped_<reason>' (open_claims, pending_ready, unclosed_claims,
 -- active_leases, lease_active, current).
@@ -277,7 +277,7 @@ BEGIN
 
     IF p_ring = 'queue' THEN
         -- Failed history inside the retention floor outlives its segment: carry it forward, wide, into the
-        -- current slot (DESIGN.md §6.9, ADR-032). A key collision would mean corruption, so no ON CONFLICT.
+        -- current slot (docs/design/rings-and-proofs.md). A key collision would mean corruption, so no ON CONFLICT.
         EXECUTE format($q$
             INSERT INTO %1$s.done_entries (ready_slot, ready_generation, job_id, kind, queue, state, priority, attempt,
                                            run_lease, lane_seq, enqueue_shard, attempted_at, finalized_at, args,
@@ -292,7 +292,7 @@ BEGIN
              WHERE d.state = 'failed' AND d.finalized_at > clock_timestamp() - make_interval(secs => $3)
             $q$, '${schema}', 'done_entries_' || v_slot, 'ready_entries_' || v_slot)
            USING v_cur.slot, v_cur.generation, p_failed_retention_secs;
-        -- Counts survive the truncate as append-only rollup deltas (never an upsert: DESIGN.md §6.9).
+        -- Counts survive the truncate as append-only rollup deltas (never an upsert: docs/design/rings-and-proofs.md).
         EXECUTE format($q$
             INSERT INTO %1$s.queue_terminal_rollup_deltas (queue, priority, pruned_completed_delta, pruned_failed_delta)
             SELECT queue, priority, sum(completed), sum(failed) FROM (

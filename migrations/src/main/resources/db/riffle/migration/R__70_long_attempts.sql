@@ -3,12 +3,12 @@
 -- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
 -- signature changes is dropped there first.
 
--- Materialized leases and external-wait callbacks (DESIGN.md §2.5, §5.6, §6.6; lease-side rescue: R__50_rescue.sql).
+-- Materialized leases and external-wait callbacks (docs/design/storage-planes.md; lease-side rescue: R__50_rescue.sql).
 -- A lease is the mutable half of a long attempt; its receipt (compact item or row-local claim) stays open until the
 -- attempt really ends, and every write that ends or changes an attempt takes the per-attempt advisory lock first
--- and looks in a later statement (DESIGN.md preface item 6).
+-- and looks in a later statement (docs/design/lock-order.md).
 
--- Heartbeat evidence for long attempts (DESIGN.md §5.6): per-attempt locks first, then in a new statement upsert
+-- Heartbeat evidence for long attempts (docs/design/delivery-contract.md): per-attempt locks first, then in a new statement upsert
 -- attempt_state only for attempts whose receipt (compact item, or row-local claim not yet fenced) is still open. One statement for all of a process's
 -- long-running attempts, carrying buffered progress where there is some (NULL keeps the stored progress); short
 -- jobs never get a row. Returns the attempts that were recorded.

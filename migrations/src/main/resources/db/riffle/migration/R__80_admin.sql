@@ -3,7 +3,7 @@
 -- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
 -- signature changes is dropped there first.
 
--- Cancel a job by id (DESIGN.md §5.5, with both races designed out). Advisory locks come before row locks, as on
+-- Cancel a job by id (docs/design/delivery-contract.md, with both races designed out). Advisory locks come before row locks, as on
 -- every other path (a completion or rescue holds an attempt lock and may wait on lane rows; a cancel holding a
 -- claim head while queueing on that attempt lock closed a deadlock with it). Each try therefore:
 --   0. looks without locking: the job's newest ready row and the attempt a claim of it creates (run lease + 1),

@@ -12,7 +12,7 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT 1
 $$;
 
--- Destructive-upgrade guard (DESIGN.md §10): a legacy open_receipt_claims frontier table is dropped when empty;
+-- Destructive-upgrade guard (docs/design/maintenance.md): a legacy open_receipt_claims frontier table is dropped when empty;
 -- when it holds rows, nothing is touched and the row count is returned so startup can refuse. -1: no such table.
 CREATE OR REPLACE FUNCTION ${schema}.upgrade_guard() RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $$

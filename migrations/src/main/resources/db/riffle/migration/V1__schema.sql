@@ -1,9 +1,9 @@
--- Riffle storage schema, created whole (DESIGN.md §2): types, sequences, tables, constraints, partitions, indexes and
+-- Riffle storage schema, created whole (docs/design/storage-planes.md): types, sequences, tables, constraints, partitions, indexes and
 -- the terminal_jobs view. No function is defined here: every function lives in a repeatable R__<nn>_<mechanism>.sql
 -- file, which Flyway applies after the versioned ones (docs/adr/0007). From the first release on this file is frozen;
 -- schema changes go into new V__ files, and a function whose signature changes is dropped in that V__ file.
 -- Placeholders: ${schema} (quoted identifier), ${schema_name} (bare text), ${queue_slots}, ${lease_slots}, ${claim_slots}.
--- Reclaim classes (DESIGN.md §2.1) are stated per table: "ring append-only" tables only ever see INSERT and are
+-- Reclaim classes (docs/design/storage-planes.md) are stated per table: "ring append-only" tables only ever see INSERT and are
 -- reclaimed by TRUNCATE of a whole slot; nothing on the hot path UPDATEs or DELETEs them.
 
 CREATE TYPE ${schema}.job_state AS ENUM
@@ -32,7 +32,7 @@ CREATE TABLE ${schema}.queue_meta (
     created_at     timestamptz NOT NULL DEFAULT now()
 );
 
--- Lane registry only: no counters (a per-lane counter UPDATE per job is the 564 jobs/s lesson, DESIGN.md §9.3).
+-- Lane registry only: no counters (a per-lane counter UPDATE per job is the 564 jobs/s lesson, docs/design/storage-planes.md).
 CREATE TABLE ${schema}.queue_lanes (
     queue      text     NOT NULL,
     priority   smallint NOT NULL CHECK (priority BETWEEN 1 AND 4),
@@ -58,7 +58,7 @@ CREATE TABLE ${schema}.queue_claim_heads (
     PRIMARY KEY (queue, priority, enqueue_shard)
 ) WITH (fillfactor = 50);
 
--- Optional bounded-claimers throttle (DESIGN.md §5.2.1); created now so later work adds no tables.
+-- Optional bounded-claimers throttle (docs/design/delivery-contract.md); created now so later work adds no tables.
 CREATE TABLE ${schema}.queue_claimer_state (
     queue          text PRIMARY KEY,
     target_claimers smallint NOT NULL DEFAULT 1,
@@ -107,7 +107,7 @@ CREATE TABLE ${schema}.claim_ring_rotations (
     slot       int    NOT NULL,
     rotated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
--- Per-slot rescue cursors (DESIGN.md §6.4.1, §6.5): stale sweep over (claimed_at, job_id, run_lease), row-local
+-- Per-slot rescue cursors (docs/design/delivery-contract.md): stale sweep over (claimed_at, job_id, run_lease), row-local
 -- deadline sweep over (deadline_at, job_id, run_lease), compact deadline sweep over (deadline_at, batch_id).
 -- Reset to (-infinity, 0, 0) when the slot is truncated.
 CREATE TABLE ${schema}.claim_ring_slots (
@@ -196,7 +196,7 @@ CREATE TABLE ${schema}.ready_tombstones (
 ) PARTITION BY LIST (ready_slot);
 
 -- Claim-attempt evidence: "these lane positions already emitted run_lease + 1". It lives in the ready slot so
--- recovering a lost cursor advance never reads the claim ring (DESIGN.md §5.2.5).
+-- recovering a lost cursor advance never reads the claim ring (docs/design/delivery-contract.md).
 CREATE TABLE ${schema}.ready_claim_attempt_batches (
     ready_slot       int            NOT NULL,
     batch_id         bigint         NOT NULL DEFAULT nextval('${schema}.ready_claim_attempt_batch_id_seq'),
@@ -240,7 +240,7 @@ CREATE TABLE ${schema}.done_entries (
     PRIMARY KEY (ready_slot, queue, priority, enqueue_shard, lane_seq)
 ) PARTITION BY LIST (ready_slot);
 
--- Compact successful terminal history: one row per completion batch group. No GIN on job_ids (DESIGN.md §2.3).
+-- Compact successful terminal history: one row per completion batch group. No GIN on job_ids (docs/design/storage-planes.md).
 CREATE TABLE ${schema}.receipt_completion_batches (
     ready_slot       int           NOT NULL,
     batch_id         bigint        NOT NULL DEFAULT nextval('${schema}.receipt_completion_batch_id_seq'),
@@ -288,7 +288,7 @@ CREATE TABLE ${schema}.queue_terminal_count_deltas (
     recorded_at      timestamptz NOT NULL DEFAULT clock_timestamp()
 ) PARTITION BY LIST (ready_slot);
 
--- Cold counter tables fed by folds (DESIGN.md §6.12).
+-- Cold counter tables fed by folds (docs/design/maintenance.md).
 CREATE TABLE ${schema}.queue_terminal_live_counts (
     ready_slot          int      NOT NULL,
     queue               text     NOT NULL,
@@ -445,7 +445,7 @@ CREATE TABLE ${schema}.lease_claim_batches (
     PRIMARY KEY (claim_slot, batch_id)
 ) PARTITION BY LIST (claim_slot);
 
--- Row-local claims: only for attempts that materialize a mutable lease (DESIGN.md preface item 4).
+-- Row-local claims: only for attempts that materialize a mutable lease (docs/design/storage-planes.md).
 CREATE TABLE ${schema}.lease_claims (
     claim_slot       int         NOT NULL,
     job_id           bigint      NOT NULL,
@@ -555,7 +555,7 @@ $$;
 
 -- ---------------------------------------------------------------------------------------------------------------
 -- Public terminal read surface: compact completions hydrated from their retained ready rows, plus narrow rows.
--- Terminal history lives as long as its queue-ring segment (DESIGN.md §6.9).
+-- Terminal history lives as long as its queue-ring segment (docs/design/rings-and-proofs.md).
 -- ---------------------------------------------------------------------------------------------------------------
 CREATE VIEW ${schema}.terminal_jobs AS
 SELECT i.job_id, r.kind, b.queue, b.priority, r.args, 'completed'::${schema}.job_state AS state, i.attempt, i.run_lease,

@@ -1,4 +1,4 @@
--- Maintenance statements, run by the elected leader (DESIGN.md §6). Each is safe to run twice concurrently.
+-- Maintenance statements, run by the elected leader (docs/design/maintenance.md). Each is safe to run twice concurrently.
 
 -- name: leader_try_lock
 SELECT pg_try_advisory_lock(hashtextextended(${schema_literal} || '.maintenance', 0)) AS acquired
