@@ -39,10 +39,10 @@ $$;
 --   2. per claim slot, a fused statement (fresh snapshot, so it sees any competing closer that committed while we
 --      waited) that validates each item against its claim batch row, anti-joins closure evidence, then appends ONE
 --      closure batch row per (claim slot, ready slot, generation) and ONE completion batch row per lane group.
--- Returns one row per input position: 'completed'; 'completed_before' (the attempt was already closed as
--- completed: a duplicate of the same attempt within the batch, or an earlier try of this very flush that committed
--- although its answer was lost); 'closed' (the attempt was already closed with another outcome: cancelled, rescued,
--- ...); or 'stale' (no such open attempt: wrong run_lease, receipt, batch or index).
+-- Returns one row per input position, in the vocabulary close_attempts shares: 'applied'; 'applied_before' (the
+-- attempt was already closed as completed: a duplicate of the same attempt within the batch, or an earlier try of
+-- this very flush that committed although its answer was lost); 'already_closed' (closed with another outcome:
+-- cancelled, rescued, ...); or 'stale' (no such open attempt: wrong run_lease, receipt, batch or index).
 CREATE OR REPLACE FUNCTION ${schema}.complete_compact(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[],
                                            p_job_ids bigint[], p_run_leases bigint[], p_receipt_ids bigint[])
 RETURNS TABLE (job_id bigint, run_lease bigint, status text)
@@ -114,7 +114,7 @@ BEGIN
 
     -- Common case: everything applied, answer without touching any table.
     IF cardinality(v_done) = cardinality(p_job_ids) THEN
-        RETURN QUERY SELECT u.jid, u.rl, 'completed'::text FROM unnest(p_job_ids, p_run_leases) AS u(jid, rl);
+        RETURN QUERY SELECT u.jid, u.rl, 'applied'::text FROM unnest(p_job_ids, p_run_leases) AS u(jid, rl);
         RETURN;
     END IF;
 
@@ -124,7 +124,7 @@ BEGIN
         job_id := x.jid;
         run_lease := x.rl;
         IF x.ord = ANY (v_done) THEN
-            status := 'completed';
+            status := 'applied';
         ELSIF to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || x.cs)) IS NULL THEN
             status := 'stale';
         ELSE
@@ -140,7 +140,7 @@ BEGIN
                 EXECUTE format('SELECT bool_or(c.outcome = ''completed'') FROM %s.%I c WHERE c.receipt_ranges @> $1',
                                '${schema}', 'lease_claim_closure_batches_' || x.cs)
                    INTO v_closed USING x.rid;
-                status := CASE WHEN v_closed THEN 'completed_before' WHEN NOT v_closed THEN 'closed' ELSE 'stale' END;
+                status := CASE WHEN v_closed THEN 'applied_before' WHEN NOT v_closed THEN 'already_closed' ELSE 'stale' END;
             END IF;
         END IF;
         RETURN NEXT;
@@ -170,11 +170,12 @@ $$;
 -- attempt reaching rescue goes to failure or the DLQ, never to another retry. 'release' is for attempts that were
 -- claimed but never handed to a handler (shutdown, cancelled subscription): closure 'released', the attempt is
 -- given back and the job is re-appended as ready at once, in the same transaction. run_lease is kept on every path, so the next claim's run lease
--- is higher than any evidence of this attempt. Returns per input position: status 'closed' | 'closed_before' |
--- 'already_closed' | 'stale', and the disposition written. 'closed_before' is only answered for a worker exit whose
+-- is higher than any evidence of this attempt. Returns per input position: status 'applied' | 'applied_before' |
+-- 'already_closed' | 'stale' (the vocabulary complete_compact shares), and the disposition written.
+-- 'applied_before' is only answered for a worker exit whose
 -- attempt already carries exactly the closure this exit writes (a retried flush whose first try committed, or the
 -- same exit sent twice); 'already_closed' means someone else (cancel, rescue, another exit) closed it first, so a
--- retried flush can tell its own earlier commit from a competing closer. Maintenance exits never see 'closed_before'.
+-- retried flush can tell its own earlier commit from a competing closer. Maintenance exits never see 'applied_before'.
 CREATE OR REPLACE FUNCTION ${schema}.close_attempts(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
                                          p_run_leases bigint[], p_receipt_ids bigint[], p_exits text[],
                                          p_delays_ms bigint[], p_errors text[], p_dlq boolean[],
@@ -394,7 +395,7 @@ BEGIN
 
     RETURN QUERY
     SELECT x.jid, x.rl,
-           CASE WHEN x.ord = ANY (v_done) THEN 'closed'
+           CASE WHEN x.ord = ANY (v_done) THEN 'applied'
                 WHEN x.bid = 0 THEN
                     CASE WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claims c
                                         JOIN ${schema}.lease_claim_closures e
@@ -403,7 +404,7 @@ BEGIN
                                        WHERE c.claim_slot = x.cs AND c.job_id = x.jid AND c.run_lease = x.rl
                                          AND c.receipt_id = x.rid AND x.ex NOT IN ('rescue', 'deadline', 'callback_timeout')
                                          AND e.outcome = ${schema}.exit_disposition(x.ex, c.attempt, c.max_attempts, x.dlq))
-                              THEN 'closed_before'
+                              THEN 'applied_before'
                          WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claims c
                                        WHERE c.claim_slot = x.cs AND c.job_id = x.jid AND c.run_lease = x.rl
                                          AND c.receipt_id = x.rid
@@ -422,7 +423,7 @@ BEGIN
                               WHERE b.claim_slot = x.cs AND b.batch_id = x.bid
                                 AND x.ex NOT IN ('rescue', 'deadline', 'callback_timeout')
                                 AND c.outcome = ${schema}.exit_disposition(x.ex, b.attempts[x.idx], b.max_attempts[x.idx],
-                                                                           x.dlq)) THEN 'closed_before'
+                                                                           x.dlq)) THEN 'applied_before'
                 WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
                               WHERE c.claim_slot = x.cs AND c.receipt_ranges @> x.rid) THEN 'already_closed'
                 ELSE 'stale' END,

@@ -137,7 +137,7 @@ BEGIN
                                                 array_fill(p_dlq, ARRAY[v_cnt]), array_fill(false, ARRAY[v_cnt]))
                        WITH ORDINALITY AS cc(job_id, run_lease, status, disposition, ci)
             LOOP
-                IF r.st = 'closed' THEN
+                IF r.st = 'applied' THEN
                     v_closed := v_closed || v_rids[r.ci];
                     v_budget := v_budget - 1;
                     job_id := r.jid;
@@ -266,7 +266,7 @@ BEGIN
                                                         array_fill('hard deadline exceeded'::text, ARRAY[v_cnt]),
                                                         array_fill(p_dlq, ARRAY[v_cnt]), v_leased) cc
                     LOOP
-                        IF r.st = 'closed' THEN
+                        IF r.st = 'applied' THEN
                             v_closed := v_closed + 1;
                             v_budget := v_budget - 1;
                             job_id := r.jid;
@@ -327,7 +327,7 @@ BEGIN
                                                 ARRAY[b.run_lease], ARRAY[b.receipt_id], ARRAY['deadline'],
                                                 ARRAY[NULL::bigint], ARRAY['hard deadline exceeded'], ARRAY[p_dlq],
                                                 ARRAY[b.lease_state IS NOT NULL]) cc;
-                IF r.st = 'closed' THEN
+                IF r.st = 'applied' THEN
                     v_budget := v_budget - 1;
                     job_id := b.job_id;
                     run_lease := b.run_lease;
@@ -405,7 +405,7 @@ BEGIN
                                         array_fill(NULL::bigint, ARRAY[v_cnt]), v_c.errs,
                                         array_fill(p_dlq, ARRAY[v_cnt]), array_fill(true, ARRAY[v_cnt])) cc
     LOOP
-        IF r.st = 'closed' THEN
+        IF r.st = 'applied' THEN
             job_id := r.jid;
             run_lease := r.rl;
             disposition := r.disp;

@@ -122,7 +122,7 @@ BEGIN
             PERFORM 1 FROM ${schema}.close_attempts(ARRAY[o.claim_slot], ARRAY[o.batch_id], ARRAY[o.idx], ARRAY[p_job_id],
                                                      ARRAY[o.rl], ARRAY[o.rid], ARRAY['cancel'], ARRAY[NULL::bigint],
                                                      ARRAY['cancelled by operator'], ARRAY[false], ARRAY[o.leased]) c
-             WHERE c.status = 'closed';
+             WHERE c.status = 'applied';
             IF FOUND THEN
                 PERFORM pg_notify('${schema_name}.cancel', p_job_id || ':' || o.rl);
                 RETURN 'running';

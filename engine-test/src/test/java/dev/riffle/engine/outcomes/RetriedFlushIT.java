@@ -121,7 +121,7 @@ class RetriedFlushIT extends ProbeIT {
 
     /**
      * The database's side of the rule, which a lost answer needs: a flush whose first try committed finds exactly
-     * its own closure ("_before"), while any other closure reads as someone else's.
+     * its own closure ("applied_before"), while any other closure reads as someone else's.
      */
     @Test
     void theDatabaseTellsTheAttemptsOwnClosureFromSomeoneElses() {
@@ -140,12 +140,12 @@ class RetriedFlushIT extends ProbeIT {
             String complete = "SELECT status FROM complete_compact(ARRAY[?::int], ARRAY[?::bigint], ARRAY[?::int], ARRAY[?::bigint],"
                     + " ARRAY[?::bigint], ARRAY[?::bigint])";
             Object[] argsA = {ra.get("claim_slot"), ra.get("batch_id"), ra.get("idx"), a, ja.runLease(), ra.get("rid")};
-            assertThat(db.queryRows(complete, argsA)).extracting(r -> r.get("status")).containsExactly("completed");
-            assertThat(db.queryRows(complete, argsA)).extracting(r -> r.get("status")).containsExactly("completed_before");
+            assertThat(db.queryRows(complete, argsA)).extracting(r -> r.get("status")).containsExactly("applied");
+            assertThat(db.queryRows(complete, argsA)).extracting(r -> r.get("status")).containsExactly("applied_before");
 
             assertThat(riffle.admin().cancel(b).block(TIMEOUT)).isEqualTo(CancelResult.CANCELLED_RUNNING);
             Object[] argsB = {rb.get("claim_slot"), rb.get("batch_id"), rb.get("idx"), b, jb.runLease(), rb.get("rid")};
-            assertThat(db.queryRows(complete, argsB)).extracting(r -> r.get("status")).containsExactly("closed");
+            assertThat(db.queryRows(complete, argsB)).extracting(r -> r.get("status")).containsExactly("already_closed");
 
             String close = "SELECT status FROM close_attempts(ARRAY[?::int], ARRAY[?::bigint], ARRAY[?::int], ARRAY[?::bigint],"
                     + " ARRAY[?::bigint], ARRAY[?::bigint], ARRAY[?::text], ARRAY[NULL::bigint], ARRAY[NULL::text],"
@@ -154,7 +154,7 @@ class RetriedFlushIT extends ProbeIT {
             assertThat(db.queryRows(close, retryB)).extracting(r -> r.get("status")).containsExactly("already_closed");
             Object[] cancelB = {rb.get("claim_slot"), rb.get("batch_id"), rb.get("idx"), b, jb.runLease(), rb.get("rid"), "cancel"};
             assertThat(db.queryRows(close, cancelB)).as("a worker cancel finding an operator cancel: same closure")
-                    .extracting(r -> r.get("status")).containsExactly("closed_before");
+                    .extracting(r -> r.get("status")).containsExactly("applied_before");
             Object[] retryA = {ra.get("claim_slot"), ra.get("batch_id"), ra.get("idx"), a, ja.runLease(), ra.get("rid"), "retry"};
             assertThat(db.queryRows(close, retryA)).extracting(r -> r.get("status")).containsExactly("already_closed");
         } finally {

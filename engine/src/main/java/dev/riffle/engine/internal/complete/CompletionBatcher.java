@@ -246,21 +246,19 @@ public final class CompletionBatcher {
                     outage.recovered();
                     for (int i = 0; i < n; i++) {
                         Pending p = items.get(i);
-                        String status = i < statuses.size() ? statuses.get(i) : "stale";
-                        // complete_compact answers completed|completed_before|closed|stale; close_attempts
-                        // closed|closed_before|already_closed|stale. The "before" answers mean the attempt already
-                        // carries exactly the closure this item writes: after a retry that is this flush's own first
-                        // try, which committed although its answer was lost. Any other closure is someone else's
-                        // (cancel, rescue) and the caller must hear so, not a false "done" (issue #10 item 3).
-                        boolean applied = status.equals(complete ? "completed" : "closed");
-                        boolean ownBefore = status.equals(complete ? "completed_before" : "closed_before");
+                        CloseStatus status = CloseStatus.of(i < statuses.size() ? statuses.get(i) : "stale");
+                        // APPLIED_BEFORE after a retry is this flush's own first try, which committed although its
+                        // answer was lost. Any other closure is someone else's (cancel, rescue) and the caller must
+                        // hear so, not a false "done" (issue #10 item 3, ADR 0006).
+                        boolean applied = status == CloseStatus.APPLIED;
+                        boolean ownBefore = status == CloseStatus.APPLIED_BEFORE;
                         if (applied || (ownBefore && retried.get())) {
                             (complete ? completed : closed).incrementAndGet();
                             p.sink().success();
                         } else {
                             rejected.incrementAndGet();
                             p.sink().error(new AttemptRejectedException(p.receipt().jobId(), p.receipt().runLease(),
-                                    status.equals("stale") ? AttemptRejectedException.Reason.STALE
+                                    status == CloseStatus.STALE ? AttemptRejectedException.Reason.STALE
                                                            : AttemptRejectedException.Reason.ALREADY_CLOSED));
                         }
                     }
