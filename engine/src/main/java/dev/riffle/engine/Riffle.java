@@ -390,15 +390,6 @@ public final class Riffle implements Disposable {
                 callbacks.registered(), callbacks.resumed(), claimer.lockDetours());
     }
 
-    /** Internal access for the test kit and tools; not API. */
-    public Db internalDb() {
-        return db;
-    }
-
-    /** Internal access for the test kit and tools; not API. */
-    public CompletionBatcher internalCompleter() {
-        return completer;
-    }
 
     /**
      * Stops claiming (live subscriptions complete), stops accepting completions and flushes the buffered ones,

@@ -83,6 +83,35 @@ class ArchitectureTest {
             .that().resideInAPackage("dev.riffle.engine.api..")
             .should().onlyDependOnClassesThat().resideOutsideOfPackage("dev.riffle.engine.internal..");
 
+    /** A public member of the public surface (facade and api) names an internal type in its signature. */
+    private static final com.tngtech.archunit.lang.ArchCondition<com.tngtech.archunit.core.domain.JavaCodeUnit>
+            NAME_NO_INTERNAL_TYPE = new com.tngtech.archunit.lang.ArchCondition<>("name no internal type in their signature") {
+                @Override
+                public void check(com.tngtech.archunit.core.domain.JavaCodeUnit unit,
+                                  com.tngtech.archunit.lang.ConditionEvents events) {
+                    java.util.List<com.tngtech.archunit.core.domain.JavaClass> types = new java.util.ArrayList<>(unit.getRawParameterTypes());
+                    types.add(unit.getRawReturnType());
+                    for (com.tngtech.archunit.core.domain.JavaClass t : types) {
+                        if (t.getPackageName().startsWith("dev.riffle.engine.internal")) {
+                            events.add(com.tngtech.archunit.lang.SimpleConditionEvent.violated(unit,
+                                    unit.getFullName() + " exposes " + t.getName()));
+                        }
+                    }
+                }
+            };
+
+    static final ArchRule PUBLIC_SURFACE_HIDES_INTERNALS = com.tngtech.archunit.lang.syntax.ArchRuleDefinition.codeUnits()
+            .that().arePublic()
+            .and().areDeclaredInClassesThat().arePublic()
+            .and().areDeclaredInClassesThat().resideInAnyPackage("dev.riffle.engine", "dev.riffle.engine.api")
+            .should(NAME_NO_INTERNAL_TYPE)
+            .allowEmptyShould(false);
+
+    @Test
+    void publicSurfaceHidesInternals() {
+        PUBLIC_SURFACE_HIDES_INTERNALS.check(main);
+    }
+
     @Test
     void apiDoesNotDependOnInternals() {
         API_IS_SELF_CONTAINED.check(main);
@@ -118,7 +147,10 @@ class ArchitectureTest {
     void rulesCatchViolations() {
         // Each rule must be able to fail: run it against test classes that break it on purpose.
         JavaClasses bad = new ClassFileImporter().importClasses(Offenders.Blocker.class, Offenders.Sleeper.class,
-                Offenders.JdbcUser.class, Offenders.MeterUser.class, dev.riffle.engine.api.LeakyApiOffender.class);
+                Offenders.JdbcUser.class, Offenders.MeterUser.class, Offenders.InternalLeaker.class,
+                dev.riffle.engine.api.LeakyApiOffender.class);
+        assertThatThrownBy(() -> PUBLIC_SURFACE_HIDES_INTERNALS.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("InternalLeaker.catalog()").hasMessageContaining("SqlCatalog");
         assertThatThrownBy(() -> NO_BLOCKING_REACTOR_CALLS.check(bad)).isInstanceOf(AssertionError.class)
                 .hasMessageContaining("Mono.block()").hasMessageContaining("Flux.blockLast(");
         assertThatThrownBy(() -> NO_SLEEPING.check(bad)).isInstanceOf(AssertionError.class)

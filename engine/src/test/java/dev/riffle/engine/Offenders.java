@@ -36,4 +36,11 @@ final class Offenders {
             return c.count();
         }
     }
+
+    /** A public member of the facade package that hands out an internal type. */
+    public static final class InternalLeaker {
+        public dev.riffle.engine.internal.sql.SqlCatalog catalog() {
+            return dev.riffle.engine.internal.sql.SqlCatalog.load("riffle");
+        }
+    }
 }

@@ -36,7 +36,7 @@ class CompletionGuardIT {
             ClaimedJob.Receipt r = job.receipt();
             ClaimedJob.Receipt forged = new ClaimedJob.Receipt(r.claimSlot(), r.batchId(), r.batchIndex(), r.receiptId(),
                     r.jobId(), r.runLease() + 1);
-            assertThatThrownBy(() -> riffle.internalCompleter().finish(forged, dev.riffle.engine.api.JobOutcome.complete(), false, false).block(Engines.TIMEOUT))
+            assertThatThrownBy(() -> Internals.completer(riffle).finish(forged, dev.riffle.engine.api.JobOutcome.complete(), false, false).block(Engines.TIMEOUT))
                     .isInstanceOfSatisfying(AttemptRejectedException.class,
                             e -> assertThat(e.reason()).isEqualTo(AttemptRejectedException.Reason.STALE));
             assertThat(closuresOf(db, job)).isZero();
@@ -71,7 +71,7 @@ class CompletionGuardIT {
             for (Job j : jobs) {
                 ClaimedJob cj = (ClaimedJob) j;
                 for (Riffle engine : List.of(a, b)) {
-                    racers.add(engine.internalCompleter().finish(cj.receipt(), dev.riffle.engine.api.JobOutcome.complete(), false, false)
+                    racers.add(Internals.completer(engine).finish(cj.receipt(), dev.riffle.engine.api.JobOutcome.complete(), false, false)
                             .doOnSuccess(v -> accepted.incrementAndGet())
                             .onErrorResume(AttemptRejectedException.class, e -> {
                                 rejected.incrementAndGet();

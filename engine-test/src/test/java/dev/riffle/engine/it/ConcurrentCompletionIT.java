@@ -113,7 +113,7 @@ class ConcurrentCompletionIT {
                     for (int i = 0; i < perThread; i++) {
                         long id = base + i;
                         ClaimedJob.Receipt forged = new ClaimedJob.Receipt(0, id, 1, id, id, 1);
-                        riffle.internalCompleter().finish(forged, JobOutcome.complete(), false, false).subscribe(
+                        Internals.completer(riffle).finish(forged, JobOutcome.complete(), false, false).subscribe(
                                 v -> {},
                                 e -> {
                                     if (e instanceof AttemptRejectedException r
