@@ -20,6 +20,7 @@ import dev.riffle.engine.internal.complete.CompletionBatcher;
 import dev.riffle.engine.internal.enqueue.Enqueuer;
 import dev.riffle.engine.internal.lease.Callbacks;
 import dev.riffle.engine.internal.metrics.RiffleMetrics;
+import dev.riffle.engine.internal.notify.NotifyChannels;
 import dev.riffle.engine.internal.notify.WakeupListener;
 import dev.riffle.engine.internal.sql.Db;
 import dev.riffle.engine.internal.sql.SchemaContract;
@@ -98,8 +99,7 @@ public final class Riffle implements Disposable {
                 config.completionFlushConcurrency(), scheduler);
         this.advancer = new CursorAdvancer(db, config.cursorAdvanceDelay(), scheduler);
         this.claimer = new Claimer(db, advancer, completer, inFlight, config::dlqForClaimed);
-        this.listener = new WakeupListener(direct, config.schema() + ".ready", config.schema() + ".cancel",
-                config.schema() + ".callback");
+        this.listener = new WakeupListener(direct, NotifyChannels.of(config.schema()));
         this.callbacks = new Callbacks(db, listener.callbacks(), config.safetyPollInterval(), scheduler,
                 config.maxArgsBytes());
         this.claimer.attach(callbacks);

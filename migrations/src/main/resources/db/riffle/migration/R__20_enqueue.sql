@@ -79,7 +79,7 @@ BEGIN
     -- Data-modifying CTEs always run to completion, whether or not the outer query reads them.
     SELECT 1 INTO v_dummy;
 
-    PERFORM pg_notify('${schema_name}.ready', q) FROM (SELECT DISTINCT unnest(p_queues) AS q) d;
+    PERFORM pg_notify(${schema}.ready_channel(), q) FROM (SELECT DISTINCT unnest(p_queues) AS q) d;
     RETURN cardinality(p_job_ids);
 END
 $$;

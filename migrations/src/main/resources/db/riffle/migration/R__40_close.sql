@@ -351,7 +351,7 @@ BEGIN
 
     -- Maintenance closed these attempts under their workers: tell the workers (delivered on commit), so a handler
     -- still running stops. Every rescue path closes through here, so this is the one place that signals.
-    PERFORM pg_notify('${schema_name}.cancel', p_job_ids[u.o] || ':' || p_run_leases[u.o])
+    PERFORM pg_notify(${schema}.cancel_channel(), p_job_ids[u.o] || ':' || p_run_leases[u.o])
        FROM unnest(v_done) AS u(o)
       WHERE p_exits[u.o] IN ('rescue', 'deadline', 'callback_timeout');
 

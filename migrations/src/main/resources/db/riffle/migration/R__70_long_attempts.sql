@@ -190,7 +190,7 @@ BEGIN
                     clock_timestamp())
             ON CONFLICT (job_id, run_lease) DO UPDATE
                SET callback_result = excluded.callback_result, updated_at = excluded.updated_at;
-            PERFORM pg_notify('${schema_name}.callback', p_callback_id::text);
+            PERFORM pg_notify(${schema}.callback_channel(), p_callback_id::text);
             RETURN 'resumed';
         END IF;
     END IF;

@@ -124,7 +124,7 @@ BEGIN
                                                      ARRAY['cancelled by operator'], ARRAY[false], ARRAY[o.leased]) c
              WHERE c.status = 'applied';
             IF FOUND THEN
-                PERFORM pg_notify('${schema_name}.cancel', p_job_id || ':' || o.rl);
+                PERFORM pg_notify(${schema}.cancel_channel(), p_job_id || ':' || o.rl);
                 RETURN 'running';
             END IF;
         ELSE

@@ -32,12 +32,13 @@ public final class WakeupListener {
     private volatile long downSinceNanos;
 
     /**
-     * Starts listening on {@code readyChannel} (queue names), {@code cancelChannel} ({@code jobId:runLease} of
-     * cancelled or rescued attempts) and {@code callbackChannel} (ids of resolved callbacks). Channel names are
-     * quoted here.
+     * Starts listening on the schema's channels: ready (queue names), cancel ({@code jobId:runLease} of cancelled or
+     * rescued attempts) and callback (ids of resolved callbacks). Channel names are quoted here.
      */
-    public WakeupListener(PostgresqlConnectionFactory factory, String readyChannel, String cancelChannel,
-                          String callbackChannel) {
+    public WakeupListener(PostgresqlConnectionFactory factory, NotifyChannels channels) {
+        String readyChannel = channels.ready();
+        String cancelChannel = channels.cancel();
+        String callbackChannel = channels.callback();
         String channel = readyChannel;
         String listen = "LISTEN " + quote(readyChannel) + "; LISTEN " + quote(cancelChannel) + "; LISTEN "
                 + quote(callbackChannel);
