@@ -82,9 +82,9 @@ class RescueRaceIT {
             // Every attempt has exactly one winner: completed xor rescued; every rescued one's completion was rejected.
             assertThat(completed.size() + rescuedIds.size()).isEqualTo(n);
             // (An explicit intersection: AssertJ refuses an empty "any of" set, and on a fast run rescue may win none.)
-            Set<Long> both2 = new HashSet<>(completed);
-            both2.retainAll(rescuedIds);
-            assertThat(both2).as("attempts both completed and rescued").isEmpty();
+            Set<Long> completedAndRescued = new HashSet<>(completed);
+            completedAndRescued.retainAll(rescuedIds);
+            assertThat(completedAndRescued).as("attempts both completed and rescued").isEmpty();
             assertThat(rejected).isEqualTo(rescuedIds);
             assertThat(Fixtures.doubleClosures(db)).isZero();
             assertThat(Fixtures.openClaims(db)).isZero();

@@ -288,6 +288,9 @@ public final class CompletionBatcher {
         }
 
         void recovered() {
+            if (since.get() == 0) {
+                return; // the common case: a plain read per flush, no write to a shared counter
+            }
             long t0 = since.getAndSet(0);
             if (t0 != 0) {
                 log.info("completion flushes recovered after {} ms and {} retries",

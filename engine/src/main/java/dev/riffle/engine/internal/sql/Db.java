@@ -108,7 +108,7 @@ public final class Db {
         // 25006: read-only transaction (a replica being promoted, or a failover target not yet writable);
         // 53300: too many connections (a restarting server briefly full); 57P01/57P02/57P03: admin shutdown,
         // crash shutdown, cannot connect now (starting up).
-        return state.startsWith("08") || state.equals("40001") || state.equals("40P01") || state.equals("55P03")
+        return state.startsWith("08") || isConflict(t) || state.equals("55P03")
                 || state.equals("25006") || state.equals("53300")
                 || state.equals("57P01") || state.equals("57P02") || state.equals("57P03");
     }
