@@ -5,14 +5,15 @@ import dev.riffle.engine.api.RescuedAttempt;
 import dev.riffle.engine.api.Ring;
 import dev.riffle.engine.api.RingStatus;
 import dev.riffle.engine.api.RotateOutcome;
-import dev.riffle.engine.internal.maintenance.DlqRetention;
-import dev.riffle.engine.internal.maintenance.Leadership;
-import dev.riffle.engine.internal.maintenance.MaintenanceLoop;
-import dev.riffle.engine.internal.maintenance.Promoter;
-import dev.riffle.engine.internal.maintenance.RingMaintainer;
+import dev.riffle.engine.internal.admin.DlqRetention;
+import dev.riffle.engine.internal.leader.Leadership;
+import dev.riffle.engine.internal.leader.MaintenanceLoop;
+import dev.riffle.engine.internal.promote.Promoter;
+import dev.riffle.engine.internal.ring.RingMaintainer;
 import dev.riffle.engine.internal.rescue.Rescuer;
 import dev.riffle.engine.internal.sql.Db;
 import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -21,6 +22,7 @@ import java.util.Map;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * The maintenance side of an engine: leader election plus the leader's loops (promotion, rotation and prune of the
@@ -39,28 +41,29 @@ public final class Maintenance {
     private final Leadership leadership;
     private final List<Disposable> loops = new ArrayList<>();
 
-    Maintenance(MaintenanceConfig config, Db db, PostgresqlConnectionFactory direct, String schema, boolean dlqDefault) {
+    Maintenance(MaintenanceConfig config, Db db, PostgresqlConnectionFactory direct, String schema, boolean dlqDefault,
+                Scheduler scheduler, Clock clock) {
         this.config = config;
         this.db = db;
         this.promoter = new Promoter(db, config.promotionBatch(), config.promotionMaxBatches());
         this.dlqRetention = new DlqRetention(db, config.dlqRetention(), config.dlqCleanupBatch());
         this.rescuer = new Rescuer(db, config.staleAfter(), config.rescueBudget(), config.rescueWindow(), dlqDefault);
         for (Ring ring : Ring.values()) {
-            rings.put(ring, new RingMaintainer(db, ring, config.pruneLockTimeout(), config.failedRetention(), config.clock()));
+            rings.put(ring, new RingMaintainer(db, ring, config.pruneLockTimeout(), config.failedRetention(), clock));
         }
         this.leadership = config.enabled()
-                ? new Leadership(direct, db.sql(), config.leaderRetry(), config.leaderPing(), config.scheduler(), schema)
+                ? new Leadership(direct, db.sql(), config.leaderRetry(), config.leaderPing(), scheduler, schema)
                 : null;
         if (leadership != null) {
-            loops.add(MaintenanceLoop.start("promotion", config.promotionInterval(), config.scheduler(),
+            loops.add(MaintenanceLoop.start("promotion", config.promotionInterval(), scheduler,
                     leadership::isLeader, promoter::runOnce));
             for (RingMaintainer m : rings.values()) {
-                loops.add(MaintenanceLoop.start(m.ring() + "-ring", config.rotationInterval(), config.scheduler(),
+                loops.add(MaintenanceLoop.start(m.ring() + "-ring", config.rotationInterval(), scheduler,
                         leadership::isLeader, m::tick));
             }
-            loops.add(MaintenanceLoop.start("rescue", config.rescueInterval(), config.scheduler(), leadership::isLeader,
+            loops.add(MaintenanceLoop.start("rescue", config.rescueInterval(), scheduler, leadership::isLeader,
                     () -> rescuer.rescueLeases().then(rescuer.rescueStale()).then(rescuer.rescueDeadlines())));
-            loops.add(MaintenanceLoop.start("dlq-retention", config.dlqCleanupInterval(), config.scheduler(),
+            loops.add(MaintenanceLoop.start("dlq-retention", config.dlqCleanupInterval(), scheduler,
                     leadership::isLeader, dlqRetention::runOnce));
         }
     }

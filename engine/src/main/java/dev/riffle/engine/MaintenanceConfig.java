@@ -1,10 +1,7 @@
 package dev.riffle.engine;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
-import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * Settings of the maintenance leader's loops (docs/design/maintenance.md). One engine per schema holds the leader
@@ -29,15 +26,14 @@ import reactor.core.scheduler.Schedulers;
  * @param dlqCleanupInterval DLQ retention tick
  * @param dlqCleanupBatch rows deleted per DLQ retention pass
  * @param failedRetention failed terminal rows younger than this are carried forward when their queue slot is pruned
- * @param clock clock for local scheduling only; database state always uses the database clock
- * @param scheduler scheduler for the loops (inject a virtual-time scheduler in tests)
+ *
+ * <p>The loops run on the engine's scheduler and clock ({@link RiffleConfig#scheduler()}, {@link RiffleConfig#clock()}).
  */
 public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration leaderPing, Duration promotionInterval,
                                 int promotionBatch, int promotionMaxBatches, Duration rotationInterval,
                                 Duration pruneLockTimeout, Duration rescueInterval, Duration staleAfter,
                                 int rescueBudget, int rescueWindow, Duration heartbeatInterval, Duration dlqRetention,
-                                Duration dlqCleanupInterval, int dlqCleanupBatch, Duration failedRetention, Clock clock,
-                                Scheduler scheduler) {
+                                Duration dlqCleanupInterval, int dlqCleanupBatch, Duration failedRetention) {
 
     /** Default follower retry: 5 s. */
     public static final Duration DEFAULT_LEADER_RETRY = Duration.ofSeconds(5);
@@ -95,8 +91,6 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
             throw new IllegalArgumentException("staleAfter (" + staleAfter + ") must be at least 3 x heartbeatInterval ("
                     + heartbeatInterval + "): a GC pause or a busy event loop must not make a live worker look dead");
         }
-        Objects.requireNonNull(clock, "clock");
-        Objects.requireNonNull(scheduler, "scheduler");
     }
 
     private static void positive(String field, Duration d) {
@@ -140,8 +134,6 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
         private Duration dlqCleanupInterval = DEFAULT_DLQ_CLEANUP_INTERVAL;
         private int dlqCleanupBatch = DEFAULT_DLQ_CLEANUP_BATCH;
         private Duration failedRetention = DEFAULT_FAILED_RETENTION;
-        private Clock clock = Clock.systemUTC();
-        private Scheduler scheduler = Schedulers.parallel();
 
         private Builder() {}
 
@@ -179,17 +171,12 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
         public Builder dlqCleanupBatch(int v) { this.dlqCleanupBatch = v; return this; }
         /** Failed-history retention floor (default 72 h). */
         public Builder failedRetention(Duration v) { this.failedRetention = v; return this; }
-        /** Local clock (default UTC system clock). */
-        public Builder clock(Clock v) { this.clock = v; return this; }
-        /** Loop scheduler (default {@code Schedulers.parallel()}). */
-        public Builder scheduler(Scheduler v) { this.scheduler = v; return this; }
 
         /** Validates and builds. */
         public MaintenanceConfig build() {
             return new MaintenanceConfig(enabled, leaderRetry, leaderPing, promotionInterval, promotionBatch,
                     promotionMaxBatches, rotationInterval, pruneLockTimeout, rescueInterval, staleAfter, rescueBudget,
-                    rescueWindow, heartbeatInterval, dlqRetention, dlqCleanupInterval, dlqCleanupBatch, failedRetention,
-                    clock, scheduler);
+                    rescueWindow, heartbeatInterval, dlqRetention, dlqCleanupInterval, dlqCleanupBatch, failedRetention);
         }
     }
 }

@@ -11,24 +11,25 @@ import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.api.QueueCounts;
 import dev.riffle.engine.api.RiffleShutdownException;
 import dev.riffle.engine.api.SchemaNotReadyException;
+import dev.riffle.engine.internal.attempt.AttemptServices;
+import dev.riffle.engine.internal.attempt.InFlight;
 import dev.riffle.engine.internal.claim.ClaimLoop;
 import dev.riffle.engine.internal.claim.Claimer;
 import dev.riffle.engine.internal.claim.CursorAdvancer;
-import dev.riffle.engine.internal.claim.Heartbeater;
-import dev.riffle.engine.internal.claim.InFlight;
-import dev.riffle.engine.internal.complete.CompletionBatcher;
+import dev.riffle.engine.internal.close.CompletionBatcher;
 import dev.riffle.engine.internal.enqueue.Enqueuer;
 import dev.riffle.engine.internal.lease.Callbacks;
+import dev.riffle.engine.internal.lease.Heartbeater;
 import dev.riffle.engine.internal.metrics.RiffleMetrics;
 import dev.riffle.engine.internal.notify.NotifyChannels;
 import dev.riffle.engine.internal.notify.WakeupListener;
+import dev.riffle.engine.internal.sql.Connections;
 import dev.riffle.engine.internal.sql.Db;
-import dev.riffle.engine.internal.sql.SchemaContract;
 import dev.riffle.engine.internal.sql.SqlCatalog;
+import dev.riffle.engine.internal.sql.StartupChecks;
+import dev.riffle.engine.internal.time.EngineClock;
 import dev.riffle.migrations.RiffleMigrations;
 import io.r2dbc.pool.ConnectionPool;
-import io.r2dbc.pool.ConnectionPoolConfiguration;
-import io.r2dbc.postgresql.PostgresqlConnectionConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import java.time.Duration;
 import java.util.Arrays;
@@ -55,12 +56,6 @@ import reactor.core.scheduler.Schedulers;
  */
 public final class Riffle implements Disposable {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine");
-    /** Pooled connections idle this long are closed: {@value #POOL_MAX_IDLE_MINUTES} minutes. */
-    static final long POOL_MAX_IDLE_MINUTES = 10;
-    /** How long a statement waits for a pooled connection before it fails (and a transient retry may follow). */
-    static final Duration POOL_MAX_ACQUIRE = Duration.ofSeconds(10);
-    /** Acquires retried when a pooled connection fails validation (its backend died): {@value}. */
-    static final int POOL_ACQUIRE_RETRIES = 3;
     /** How long {@link #close()} waits for subscriptions to stop claiming and give back undelivered jobs. */
     static final Duration CLOSE_QUIESCE_WAIT = Duration.ofSeconds(10);
     /** How long {@link #close()} waits, in all, for buffered outcomes to be flushed before giving up on them. */
@@ -82,7 +77,8 @@ public final class Riffle implements Disposable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Set<ClaimLoop> liveSubscriptions = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final RiffleMetrics metrics;
-    private final InFlight inFlight = new InFlight();
+    private final InFlight inFlight;
+    private final EngineClock clock;
     private final Maintenance maintenance;
     private final RiffleAdmin admin;
     private final Disposable cancelSignals;
@@ -93,28 +89,31 @@ public final class Riffle implements Disposable {
         this.config = config;
         this.pool = pool;
         this.db = new Db(pool, sql);
-        this.scheduler = Schedulers.parallel();
+        this.scheduler = config.scheduler();
+        this.clock = EngineClock.of(config.clock());
+        this.inFlight = new InFlight(clock);
         this.enqueuer = new Enqueuer(db, config.maxArgsBytes());
         this.completer = new CompletionBatcher(db, inFlight, config.completionBatchSize(), config.completionWindow(),
-                config.completionFlushConcurrency(), scheduler);
+                config.completionFlushConcurrency(), scheduler, clock);
         this.advancer = new CursorAdvancer(db, config.cursorAdvanceDelay(), scheduler);
-        this.claimer = new Claimer(db, advancer, completer, inFlight, config::dlqForClaimed);
-        this.listener = new WakeupListener(direct, NotifyChannels.of(config.schema()));
+        this.listener = new WakeupListener(direct, NotifyChannels.of(config.schema()), clock, scheduler);
+        this.heartbeater = new Heartbeater(db, inFlight, config.maintenance().heartbeatInterval(), scheduler);
         this.callbacks = new Callbacks(db, listener.callbacks(), config.safetyPollInterval(), scheduler,
                 config.maxArgsBytes());
-        this.claimer.attach(callbacks);
+        // Everything a delivered attempt calls back into exists before the first claim can hand one out.
+        this.claimer = new Claimer(db, advancer, new AttemptServices(completer, heartbeater, callbacks), inFlight,
+                config::dlqForClaimed, clock);
         this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
-        this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault());
-        this.heartbeater = new Heartbeater(db, inFlight, config.maintenance().heartbeatInterval(), scheduler);
-        this.claimer.attach(heartbeater);
+        this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault(),
+                scheduler, config.clock());
         this.admin = new RiffleAdmin(db);
-        this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), this::stats);
+        this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), this::stats, EngineMeters.ALL);
     }
 
     /**
      * Connects, migrates the schema when {@link RiffleConfig#migrate()} is set (Flyway on
      * {@code boundedElastic}, the one blocking step), then checks that the schema implements the function contract
-     * this engine supports ({@link SchemaContract}), and starts the wake-up listener. Cold.
+     * this engine supports ({@code contract_version()}), and starts the wake-up listener. Cold.
      *
      * @throws SchemaNotReadyException (as the error signal) when the schema is not migrated (migration off), or its
      *     function contract version ({@code contract_version()}, docs/adr/0007) is not the one this engine supports
@@ -132,91 +131,18 @@ public final class Riffle implements Disposable {
                             .then()
                     : Mono.empty();
             SqlCatalog sql = SqlCatalog.load(config.schema());
-            PostgresqlConnectionFactory pooledFactory = new PostgresqlConnectionFactory(connectionConfig(config, "pool"));
-            PostgresqlConnectionFactory direct = new PostgresqlConnectionFactory(connectionConfig(config, "listen"));
-            ConnectionPool pool = new ConnectionPool(ConnectionPoolConfiguration.builder(pooledFactory)
-                    .name("riffle-" + config.schema())
-                    .initialSize(Math.min(2, config.poolSize()))
-                    .maxSize(config.poolSize())
-                    .maxIdleTime(Duration.ofMinutes(POOL_MAX_IDLE_MINUTES))
-                    .maxAcquireTime(POOL_MAX_ACQUIRE)
-                    // A pooled connection whose backend died fails validation on acquire; retrying the acquire
-                    // hands out a fresh one instead of failing the caller.
-                    .acquireRetry(POOL_ACQUIRE_RETRIES)
-                    .build());
-            Db startDb = new Db(pool, sql);
+            Connections.Endpoint endpoint = new Connections.Endpoint(url.host(), url.port(), url.database(), url.user(),
+                    url.password(), url.options(), config.applicationName());
+            ConnectionPool pool = Connections.pool(endpoint, config.schema(), config.poolSize());
+            PostgresqlConnectionFactory direct = Connections.factory(endpoint, "listen");
+            Map<String, Boolean> dlqPolicies = new java.util.LinkedHashMap<>();
+            config.queues().values().stream().filter(q -> q.dlq() != null)
+                    .forEach(q -> dlqPolicies.put(q.name(), q.dlq()));
             return migrate
-                    .then(SchemaContract.check(startDb, config.schema()))
-                    .then(Mono.defer(() -> upgradeGuard(startDb, config.schema())))
-                    .then(Mono.defer(() -> recordQueuePolicies(startDb, config)))
+                    .then(StartupChecks.run(new Db(pool, sql), config.schema(), dlqPolicies))
                     .then(Mono.fromCallable(() -> new Riffle(config, pool, direct, sql)))
                     .onErrorResume(e -> pool.disposeLater().then(Mono.error(e)));
         });
-    }
-
-    /**
-     * Destructive steps never run silently over live data (docs/design/maintenance.md, startup guard): a legacy {@code open_receipt_claims}
-     * frontier table is dropped when empty, and startup is refused while it holds rows.
-     */
-    private static Mono<Void> upgradeGuard(Db db, String schema) {
-        return db.query("upgrade_guard", st -> {}, row -> row.get("legacy_rows", Long.class)).single()
-                .flatMap(rows -> {
-                    if (rows > 0) {
-                        return Mono.error(new SchemaNotReadyException("schema '" + schema + "' still has a legacy "
-                                + "open_receipt_claims table holding " + rows + " rows; drain those claims (or migrate them "
-                                + "deliberately) before starting this version; nothing was changed"));
-                    }
-                    if (rows == 0) {
-                        log.warn("dropped the empty legacy table {}.open_receipt_claims", schema);
-                    }
-                    return Mono.empty();
-                });
-    }
-
-    /**
-     * Records each queue's explicit DLQ policy in {@code queue_meta}, where rescue (which runs in SQL, possibly in
-     * another engine) reads it. Engines configuring the same queue differently overwrite each other: last start wins.
-     */
-    private static Mono<Void> recordQueuePolicies(Db db, RiffleConfig config) {
-        return Flux.fromIterable(config.queues().values())
-                .filter(q -> q.dlq() != null)
-                .concatMap(q -> db.query("queue_dlq_policy", st -> st.bind("$1", q.name()).bind("$2", q.dlq()), row -> 1))
-                .then();
-    }
-
-    private static PostgresqlConnectionConfiguration connectionConfig(RiffleConfig config, String purpose) {
-        DatabaseUrl url = config.url();
-        PostgresqlConnectionConfiguration.Builder b = PostgresqlConnectionConfiguration.builder()
-                .host(url.host())
-                .port(url.port())
-                .database(url.database())
-                .username(url.user())
-                .applicationName(config.applicationName() + "." + purpose)
-                // Custom plans prune partitions at plan time; a generic plan on a partitioned parent would lock
-                // every child and queue behind a prune's ACCESS EXCLUSIVE (docs/design/lock-order.md).
-                .options(Map.of("plan_cache_mode", "force_custom_plan"));
-        if (url.password() != null) {
-            b.password(url.password());
-        }
-        applyTls(b, url.options());
-        return b.build();
-    }
-
-    /** The URL's libpq TLS options, mapped onto the driver (the JDBC URL for Flyway carries them as they are). */
-    private static void applyTls(PostgresqlConnectionConfiguration.Builder b, Map<String, String> options) {
-        String mode = options.get("sslmode");
-        if (mode != null) {
-            b.sslMode(io.r2dbc.postgresql.client.SSLMode.fromValue(mode));
-        }
-        if (options.containsKey("sslrootcert")) {
-            b.sslRootCert(options.get("sslrootcert"));
-        }
-        if (options.containsKey("sslcert")) {
-            b.sslCert(options.get("sslcert"));
-        }
-        if (options.containsKey("sslkey")) {
-            b.sslKey(options.get("sslkey"));
-        }
     }
 
     /** The configuration this engine runs with. */
@@ -271,7 +197,7 @@ public final class Riffle implements Disposable {
                 config.pollInterval(), config.safetyPollInterval(), config.busyRetryDelay(), config.claimLinger());
         return Flux.defer(() -> closed.get()
                 ? Flux.error(new RiffleShutdownException("engine is closed"))
-                : ClaimLoop.flux(claimer, settings, scheduler, listener, liveSubscriptions));
+                : ClaimLoop.flux(claimer, settings, scheduler, clock, listener, liveSubscriptions));
     }
 
     /**

@@ -3,11 +3,14 @@ package dev.riffle.engine;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.migrations.RiffleMigrations;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Immutable engine configuration. Build with {@link #builder()}; every setting has a documented default and is
@@ -34,13 +37,20 @@ import org.jspecify.annotations.Nullable;
  * @param dlqByDefault whether exhausted or failed jobs go to the DLQ when their queue does not say (default true)
  * @param maintenance maintenance leader settings
  * @param meterRegistry optional Micrometer {@code MeterRegistry} (typed as Object so Micrometer stays optional)
+ * @param clock the engine's one local clock: timestamps it takes and every elapsed-time check (heartbeat age, idle
+ *              claim loops, outage durations). With the default system clock, elapsed time is measured with the
+ *              monotonic {@code System.nanoTime()}; any other clock (a test's, driven by a virtual-time scheduler)
+ *              is read for both. Database state always uses the database clock.
+ * @param scheduler the engine's one scheduler for timers: claim retries and lingers, completion windows, cursor
+ *                  advances, heartbeats, callback re-checks, maintenance loops and shutdown polls. Inject a
+ *                  {@code VirtualTimeScheduler} (with a clock reading it) to drive them in virtual time.
  */
 public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int poolSize, String applicationName,
                            int maxClaimBatch, int completionBatchSize, Duration completionWindow,
                            int completionFlushConcurrency, Duration pollInterval, Duration safetyPollInterval,
                            Duration busyRetryDelay, Duration claimLinger, Duration cursorAdvanceDelay, int maxArgsBytes,
                            Map<String, QueueConfig> queues, boolean dlqByDefault, MaintenanceConfig maintenance,
-                           @Nullable Object meterRegistry) {
+                           @Nullable Object meterRegistry, Clock clock, Scheduler scheduler) {
 
     /** Default schema: {@value}. */
     public static final String DEFAULT_SCHEMA = RiffleMigrations.DEFAULT_SCHEMA;
@@ -85,6 +95,8 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
         Objects.requireNonNull(applicationName, "applicationName");
         queues = Map.copyOf(queues);
         Objects.requireNonNull(maintenance, "maintenance");
+        Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(scheduler, "scheduler");
     }
 
     /**
@@ -146,6 +158,8 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
         private @Nullable Object meterRegistry;
         private boolean dlqByDefault = true;
         private MaintenanceConfig maintenance = MaintenanceConfig.defaults();
+        private Clock clock = Clock.systemUTC();
+        private Scheduler scheduler = Schedulers.parallel();
 
         private Builder() {}
 
@@ -268,6 +282,18 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
             return this;
         }
 
+        /** The engine's local clock (default {@code Clock.systemUTC()}, elapsed time then by {@code System.nanoTime()}). */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** The engine's timer scheduler (default {@code Schedulers.parallel()}). */
+        public Builder scheduler(Scheduler scheduler) {
+            this.scheduler = scheduler;
+            return this;
+        }
+
         /** Validates and builds. */
         public RiffleConfig build() {
             if (url == null) {
@@ -276,7 +302,7 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
             return new RiffleConfig(url, schema, migrate, poolSize, applicationName, maxClaimBatch,
                     completionBatchSize, completionWindow, completionFlushConcurrency, pollInterval,
                     safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes, queues, dlqByDefault,
-                    maintenance, meterRegistry);
+                    maintenance, meterRegistry, clock, scheduler);
         }
     }
 }

@@ -107,6 +107,40 @@ class ArchitectureTest {
             .should(NAME_NO_INTERNAL_TYPE)
             .allowEmptyShould(false);
 
+    static final ArchRule MECHANISM_PACKAGES_ARE_ACYCLIC = com.tngtech.archunit.library.dependencies.SlicesRuleDefinition
+            .slices().matching("dev.riffle.engine.internal.(*)..")
+            .should().beFreeOfCycles()
+            .because("one mechanism, one package: claim, close and lease meet only in the attempt package's interfaces");
+
+    static final ArchRule MACHINERY_DOES_NOT_USE_THE_FACADE = noClasses()
+            .that().resideInAPackage("dev.riffle.engine.internal..")
+            .should().dependOnClassesThat().resideInAPackage("dev.riffle.engine")
+            .because("the facade wires the machinery; the machinery must not reach back into it");
+
+    static final ArchRule ONE_CLOCK = noClasses()
+            .that().resideInAPackage("dev.riffle.engine..")
+            .and().doNotHaveFullyQualifiedName("dev.riffle.engine.internal.time.EngineClock")
+            .should().callMethod(System.class, "nanoTime")
+            .orShould().callMethod(System.class, "currentTimeMillis")
+            .orShould().callMethod(java.time.Instant.class, "now")
+            .because("local time comes from the one injectable clock (RiffleConfig.clock(), read through EngineClock), "
+                    + "so tests can drive it in virtual time");
+
+    @Test
+    void mechanismPackagesAreAcyclic() {
+        MECHANISM_PACKAGES_ARE_ACYCLIC.check(main);
+    }
+
+    @Test
+    void machineryDoesNotUseTheFacade() {
+        MACHINERY_DOES_NOT_USE_THE_FACADE.check(main);
+    }
+
+    @Test
+    void oneClock() {
+        ONE_CLOCK.check(main);
+    }
+
     @Test
     void publicSurfaceHidesInternals() {
         PUBLIC_SURFACE_HIDES_INTERNALS.check(main);
@@ -148,7 +182,15 @@ class ArchitectureTest {
         // Each rule must be able to fail: run it against test classes that break it on purpose.
         JavaClasses bad = new ClassFileImporter().importClasses(Offenders.Blocker.class, Offenders.Sleeper.class,
                 Offenders.JdbcUser.class, Offenders.MeterUser.class, Offenders.InternalLeaker.class,
-                dev.riffle.engine.api.LeakyApiOffender.class);
+                Offenders.OwnClock.class, dev.riffle.engine.api.LeakyApiOffender.class,
+                dev.riffle.engine.internal.offenderone.CycleStart.class,
+                dev.riffle.engine.internal.offendertwo.CycleEnd.class);
+        assertThatThrownBy(() -> MECHANISM_PACKAGES_ARE_ACYCLIC.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("offenderone").hasMessageContaining("offendertwo");
+        assertThatThrownBy(() -> MACHINERY_DOES_NOT_USE_THE_FACADE.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("RiffleStats");
+        assertThatThrownBy(() -> ONE_CLOCK.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("System.nanoTime()").hasMessageContaining("Instant.now()");
         assertThatThrownBy(() -> PUBLIC_SURFACE_HIDES_INTERNALS.check(bad)).isInstanceOf(AssertionError.class)
                 .hasMessageContaining("InternalLeaker.catalog()").hasMessageContaining("SqlCatalog");
         assertThatThrownBy(() -> NO_BLOCKING_REACTOR_CALLS.check(bad)).isInstanceOf(AssertionError.class)

@@ -60,8 +60,6 @@ class MaintenanceConfigTest {
         assertThat(m.dlqCleanupInterval()).isEqualTo(MaintenanceConfig.DEFAULT_DLQ_CLEANUP_INTERVAL);
         assertThat(m.dlqCleanupBatch()).isEqualTo(MaintenanceConfig.DEFAULT_DLQ_CLEANUP_BATCH);
         assertThat(m.failedRetention()).isEqualTo(MaintenanceConfig.DEFAULT_FAILED_RETENTION);
-        assertThat(m.clock()).isEqualTo(Clock.systemUTC());
-        assertThat(m.scheduler()).isSameAs(Schedulers.parallel());
     }
 
     @Test
@@ -71,14 +69,16 @@ class MaintenanceConfigTest {
     }
 
     @Test
-    void builderCarriesInjectedClockAndScheduler() {
+    void engineConfigCarriesTheOneInjectedClockAndScheduler() {
         Clock fixed = Clock.fixed(Instant.parse("2030-01-01T00:00:00Z"), ZoneOffset.UTC);
         VirtualTimeScheduler vts = VirtualTimeScheduler.create();
         try {
-            MaintenanceConfig m = MaintenanceConfig.builder().enabled(false).clock(fixed).scheduler(vts).build();
-            assertThat(m.enabled()).isFalse();
-            assertThat(m.clock()).isSameAs(fixed);
-            assertThat(m.scheduler()).isSameAs(vts);
+            RiffleConfig c = RiffleConfig.builder().url("postgresql://localhost/test").clock(fixed).scheduler(vts).build();
+            assertThat(c.clock()).isSameAs(fixed);
+            assertThat(c.scheduler()).isSameAs(vts);
+            RiffleConfig d = RiffleConfig.builder().url("postgresql://localhost/test").build();
+            assertThat(d.clock()).isEqualTo(Clock.systemUTC());
+            assertThat(d.scheduler()).isSameAs(Schedulers.parallel());
         } finally {
             vts.dispose();
         }
@@ -140,9 +140,9 @@ class MaintenanceConfigTest {
 
     @Test
     void clockAndSchedulerAreRequired() {
-        assertThatThrownBy(() -> MaintenanceConfig.builder().clock(null).build())
+        assertThatThrownBy(() -> RiffleConfig.builder().url("postgresql://localhost/test").clock(null).build())
                 .isInstanceOf(NullPointerException.class).hasMessageContaining("clock");
-        assertThatThrownBy(() -> MaintenanceConfig.builder().scheduler(null).build())
+        assertThatThrownBy(() -> RiffleConfig.builder().url("postgresql://localhost/test").scheduler(null).build())
                 .isInstanceOf(NullPointerException.class).hasMessageContaining("scheduler");
     }
 }

@@ -6,7 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.AttemptRejectedException;
 import dev.riffle.engine.api.Job;
-import dev.riffle.engine.internal.claim.ClaimedJob;
+import dev.riffle.engine.internal.attempt.ClaimedJob;
+import dev.riffle.engine.internal.attempt.Receipt;
 import dev.riffle.engine.test.RiffleTest;
 import dev.riffle.engine.test.TestDatabase;
 import java.util.ArrayList;
@@ -33,8 +34,8 @@ class CompletionGuardIT {
             ClaimedJob job = (ClaimedJob) riffle.subscribe("guard").blockFirst(Engines.TIMEOUT);
 
             // A completion carrying the wrong run lease is stale, and it writes nothing.
-            ClaimedJob.Receipt r = job.receipt();
-            ClaimedJob.Receipt forged = new ClaimedJob.Receipt(r.claimSlot(), r.batchId(), r.batchIndex(), r.receiptId(),
+            Receipt r = job.receipt();
+            Receipt forged = new Receipt(r.claimSlot(), r.batchId(), r.batchIndex(), r.receiptId(),
                     r.jobId(), r.runLease() + 1);
             assertThatThrownBy(() -> Internals.completer(riffle).finish(forged, dev.riffle.engine.api.JobOutcome.complete(), false, false).block(Engines.TIMEOUT))
                     .isInstanceOfSatisfying(AttemptRejectedException.class,

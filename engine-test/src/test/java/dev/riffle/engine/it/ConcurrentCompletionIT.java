@@ -6,7 +6,8 @@ import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.AttemptRejectedException;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.JobOutcome;
-import dev.riffle.engine.internal.claim.ClaimedJob;
+import dev.riffle.engine.internal.attempt.ClaimedJob;
+import dev.riffle.engine.internal.attempt.Receipt;
 import dev.riffle.engine.test.RiffleTest;
 import dev.riffle.engine.test.TestDatabase;
 import java.time.Duration;
@@ -112,7 +113,7 @@ class ConcurrentCompletionIT {
                     }
                     for (int i = 0; i < perThread; i++) {
                         long id = base + i;
-                        ClaimedJob.Receipt forged = new ClaimedJob.Receipt(0, id, 1, id, id, 1);
+                        Receipt forged = new Receipt(0, id, 1, id, id, 1);
                         Internals.completer(riffle).finish(forged, JobOutcome.complete(), false, false).subscribe(
                                 v -> {},
                                 e -> {

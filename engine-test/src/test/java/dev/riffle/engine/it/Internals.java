@@ -1,7 +1,7 @@
 package dev.riffle.engine.it;
 
 import dev.riffle.engine.Riffle;
-import dev.riffle.engine.internal.complete.CompletionBatcher;
+import dev.riffle.engine.internal.close.CompletionBatcher;
 
 /**
  * White-box access for tests that must drive the completion batcher with receipts no public call can produce (forged

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.JobOutcome;
-import dev.riffle.engine.internal.claim.ClaimedJob;
+import dev.riffle.engine.internal.attempt.ClaimedJob;
 import dev.riffle.engine.test.RiffleTest;
 import dev.riffle.engine.test.TestDatabase;
 import java.time.Duration;

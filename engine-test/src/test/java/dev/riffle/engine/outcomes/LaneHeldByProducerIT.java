@@ -14,7 +14,7 @@ import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.NewJob;
-import dev.riffle.engine.internal.claim.ClaimedJob;
+import dev.riffle.engine.internal.attempt.ClaimedJob;
 import dev.riffle.engine.test.RiffleTest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

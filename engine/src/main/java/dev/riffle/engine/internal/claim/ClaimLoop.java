@@ -1,7 +1,9 @@
 package dev.riffle.engine.internal.claim;
 
 import dev.riffle.engine.api.Job;
+import dev.riffle.engine.internal.attempt.ClaimedJob;
 import dev.riffle.engine.internal.notify.WakeupListener;
+import dev.riffle.engine.internal.time.EngineClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,6 +48,7 @@ public final class ClaimLoop {
     private final Claimer claimer;
     private final Settings settings;
     private final Scheduler scheduler;
+    private final EngineClock clock;
     private final WakeupListener listener;
     private final Set<String> queueSet;
     private final AtomicInteger wip = new AtomicInteger();
@@ -72,15 +75,18 @@ public final class ClaimLoop {
     private volatile Claimer.@Nullable Result result;
     private volatile boolean completeRequested;
     private boolean completed; // drain loop only
-    private volatile long lastAttemptNanos = System.nanoTime();
+    private volatile long lastAttemptNanos;
     private int consecutiveErrors; // claim callbacks only; at most one claim is in flight
     private long failingSinceNanos;
 
-    private ClaimLoop(FluxSink<Job> sink, Claimer claimer, Settings settings, Scheduler scheduler, WakeupListener listener) {
+    private ClaimLoop(FluxSink<Job> sink, Claimer claimer, Settings settings, Scheduler scheduler, EngineClock clock,
+                      WakeupListener listener) {
         this.sink = sink;
         this.claimer = claimer;
         this.settings = settings;
         this.scheduler = scheduler;
+        this.clock = clock;
+        this.lastAttemptNanos = clock.nanos();
         this.listener = listener;
         this.queueSet = Set.of(settings.queues());
     }
@@ -89,10 +95,10 @@ public final class ClaimLoop {
      * A cold {@code Flux} of claimed jobs; each subscription runs its own loop and is registered in {@code live}
      * (removed again when it ends) so the engine can complete it on close.
      */
-    public static Flux<Job> flux(Claimer claimer, Settings settings, Scheduler scheduler, WakeupListener listener,
-                                 Set<ClaimLoop> live) {
+    public static Flux<Job> flux(Claimer claimer, Settings settings, Scheduler scheduler, EngineClock clock,
+                                 WakeupListener listener, Set<ClaimLoop> live) {
         return Flux.<Job>create(sink -> {
-            ClaimLoop loop = new ClaimLoop(sink, claimer, settings, scheduler, listener);
+            ClaimLoop loop = new ClaimLoop(sink, claimer, settings, scheduler, clock, listener);
             live.add(loop);
             sink.onDispose(() -> {
                 live.remove(loop);
@@ -131,7 +137,7 @@ public final class ClaimLoop {
         if (disposed) {
             return;
         }
-        long idle = System.nanoTime() - lastAttemptNanos;
+        long idle = clock.nanos() - lastAttemptNanos;
         if (!listener.isListening() || idle >= settings.safetyPollInterval().toNanos()) {
             wake();
         }
@@ -195,7 +201,7 @@ public final class ClaimLoop {
                     } else {
                         urgent = false;
                         maybeWork = false;
-                        lastAttemptNanos = System.nanoTime();
+                        lastAttemptNanos = clock.nanos();
                         int ask = (int) Math.min(demand, settings.maxBatch());
                         claimer.claim(settings.queues(), settings.deadlineSecs(), settings.materialize(), ask)
                                 .subscribe(this::onResult, this::onError);
@@ -209,7 +215,7 @@ public final class ClaimLoop {
     private void onResult(Claimer.Result r) {
         if (consecutiveErrors > 0) {
             log.info("claims for {} work again after {} failed attempts over {} ms", queueSet, consecutiveErrors,
-                    (System.nanoTime() - failingSinceNanos) / 1_000_000);
+                    (clock.nanos() - failingSinceNanos) / 1_000_000);
             consecutiveErrors = 0;
         }
         result = r;
@@ -261,7 +267,7 @@ public final class ClaimLoop {
 
     private void onError(Throwable e) {
         if (consecutiveErrors++ == 0) {
-            failingSinceNanos = System.nanoTime();
+            failingSinceNanos = clock.nanos();
             // One line when claims start failing and one when they work again; the retries in between are silent.
             log.warn("claims for {} are failing, retrying with backoff (up to {} ms) until the database answers: {}",
                     queueSet, MAX_ERROR_BACKOFF_MS, e.toString());

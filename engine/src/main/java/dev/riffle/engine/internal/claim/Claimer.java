@@ -1,7 +1,11 @@
 package dev.riffle.engine.internal.claim;
 
-import dev.riffle.engine.internal.complete.CompletionBatcher;
+import dev.riffle.engine.internal.attempt.AttemptServices;
+import dev.riffle.engine.internal.attempt.ClaimedJob;
+import dev.riffle.engine.internal.attempt.InFlight;
+import dev.riffle.engine.internal.attempt.Receipt;
 import dev.riffle.engine.internal.sql.Db;
+import dev.riffle.engine.internal.time.EngineClock;
 import io.r2dbc.postgresql.codec.Json;
 import io.r2dbc.spi.Readable;
 import java.time.OffsetDateTime;
@@ -35,7 +39,8 @@ public final class Claimer {
 
     private final Db db;
     private final CursorAdvancer advancer;
-    private final CompletionBatcher completer;
+    private final AttemptServices services;
+    private final EngineClock clock;
     private final InFlight inFlight;
     private final java.util.function.Predicate<String> dlqPolicy;
     private final AtomicLong claimBatches = new AtomicLong();
@@ -43,12 +48,13 @@ public final class Claimer {
     private final AtomicLong emptyClaims = new AtomicLong();
     private final AtomicLong lockDetours = new AtomicLong();
 
-    /** Creates the claimer. */
-    public Claimer(Db db, CursorAdvancer advancer, CompletionBatcher completer, InFlight inFlight,
-                   java.util.function.Predicate<String> dlqPolicy) {
+    /** Creates the claimer; every job it hands out is wired to {@code services} from the start. */
+    public Claimer(Db db, CursorAdvancer advancer, AttemptServices services, InFlight inFlight,
+                   java.util.function.Predicate<String> dlqPolicy, EngineClock clock) {
         this.db = db;
         this.advancer = advancer;
-        this.completer = completer;
+        this.services = services;
+        this.clock = clock;
         this.inFlight = inFlight;
         this.dlqPolicy = dlqPolicy;
     }
@@ -106,7 +112,7 @@ public final class Claimer {
         long laneSeq = row.get("lane_seq", Long.class);
         OffsetDateTime deadline = row.get("deadline_at", OffsetDateTime.class);
         Json args = row.get("args", Json.class);
-        ClaimedJob.Receipt receipt = new ClaimedJob.Receipt(row.get("claim_slot", Integer.class),
+        Receipt receipt = new Receipt(row.get("claim_slot", Integer.class),
                 row.get("batch_id", Long.class), row.get("batch_index", Integer.class),
                 row.get("receipt_id", Long.class), jobId, runLease);
         String queue = row.get("queue", String.class);
@@ -115,14 +121,8 @@ public final class Claimer {
                 row.get("priority", Integer.class), args == null ? "{}" : args.asString(),
                 row.get("created_at", OffsetDateTime.class).toInstant(),
                 row.get("claimed_at", OffsetDateTime.class).toInstant(),
-                deadline == null ? null : deadline.toInstant(), receipt, completer, dlqPolicy.test(queue),
-                payloadText(row.get("payload", Json.class)));
-        if (heartbeater != null) {
-            job.attach(heartbeater);
-        }
-        if (callbacks != null) {
-            job.attach(callbacks);
-        }
+                deadline == null ? null : deadline.toInstant(), receipt, services, dlqPolicy.test(queue),
+                payloadText(row.get("payload", Json.class)), clock.nanos());
         if (row.get("lease_slot", Integer.class) != null) {
             job.markLeased();
         }
@@ -131,19 +131,6 @@ public final class Claimer {
 
     private static String payloadText(Json json) {
         return json == null ? null : json.asString();
-    }
-
-    private volatile Heartbeater heartbeater;
-    private volatile ClaimedJob.CallbackRegistrar callbacks;
-
-    /** Lets delivered jobs register external-wait callbacks. */
-    public void attach(ClaimedJob.CallbackRegistrar callbacks) {
-        this.callbacks = callbacks;
-    }
-
-    /** Lets delivered jobs flush progress on demand. */
-    public void attach(Heartbeater heartbeater) {
-        this.heartbeater = heartbeater;
     }
 
     /** Claim statements that claimed something (each wrote one claim batch row). */

@@ -4,7 +4,9 @@ import dev.riffle.engine.api.AttemptRejectedException;
 import dev.riffle.engine.api.CallbackRejectedException;
 import dev.riffle.engine.api.CallbackTimeoutException;
 import dev.riffle.engine.api.ExternalCallback;
-import dev.riffle.engine.internal.claim.ClaimedJob;
+import dev.riffle.engine.internal.attempt.CallbackRegistrar;
+import dev.riffle.engine.internal.attempt.ClaimedJob;
+import dev.riffle.engine.internal.attempt.Receipt;
 import dev.riffle.engine.internal.sql.Db;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,7 +24,7 @@ import reactor.core.scheduler.Scheduler;
  * listener was reconnecting is not lost, only late), or when its attempt is cancelled or rescued. Resolution takes the
  * attempt's lock in the database, so at most one resolution wins.
  */
-public final class Callbacks implements ClaimedJob.CallbackRegistrar {
+public final class Callbacks implements CallbackRegistrar {
 
     /** Shortest callback timeout accepted. */
     public static final Duration MIN_TIMEOUT = Duration.ofSeconds(1);
@@ -67,7 +69,7 @@ public final class Callbacks implements ClaimedJob.CallbackRegistrar {
         if (timeout == null || timeout.compareTo(MIN_TIMEOUT) < 0 || timeout.compareTo(MAX_TIMEOUT) > 0) {
             return Mono.error(new IllegalArgumentException("callback timeout must be between 1 s and 7 days: " + timeout));
         }
-        ClaimedJob.Receipt r = job.receipt();
+        Receipt r = job.receipt();
         double secs = timeout.toNanos() / 1e9;
         return db.query("register_callback", st -> st.bind("$1", r.claimSlot()).bind("$2", r.batchId())
                                 .bind("$3", r.batchIndex()).bind("$4", r.jobId()).bind("$5", r.runLease())

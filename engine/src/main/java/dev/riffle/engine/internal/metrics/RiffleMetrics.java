@@ -1,7 +1,8 @@
 package dev.riffle.engine.internal.metrics;
 
-import dev.riffle.engine.RiffleStats;
+import java.util.List;
 import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -45,11 +46,30 @@ public interface RiffleMetrics extends AutoCloseable {
     @Override
     void close();
 
-    /** Binds to {@code registry} (a Micrometer {@code MeterRegistry}) or returns a no-op when it is null. */
-    static RiffleMetrics bind(@Nullable Object registry, String schema, Supplier<RiffleStats> stats) {
+    /**
+     * One meter over a snapshot type {@code S}: a monotonic counter, or a gauge that goes up and down. The engine
+     * names its meters over its own stats record, so this package needs no engine type.
+     */
+    record Meter<S>(String name, String description, boolean gauge, ToDoubleFunction<S> value) {
+        /** A counter. */
+        public static <S> Meter<S> counter(String name, String description, ToDoubleFunction<S> value) {
+            return new Meter<>(name, description, false, value);
+        }
+
+        /** A gauge. */
+        public static <S> Meter<S> gauge(String name, String description, ToDoubleFunction<S> value) {
+            return new Meter<>(name, description, true, value);
+        }
+    }
+
+    /**
+     * Binds {@code meters}, each read from a fresh {@code stats} snapshot, to {@code registry} (a Micrometer
+     * {@code MeterRegistry}) tagged with the schema, or returns a no-op when the registry is null.
+     */
+    static <S> RiffleMetrics bind(@Nullable Object registry, String schema, Supplier<S> stats, List<Meter<S>> meters) {
         if (registry == null) {
             return () -> {};
         }
-        return MicrometerBinding.bind(registry, schema, stats);
+        return MicrometerBinding.bind(registry, schema, stats, meters);
     }
 }

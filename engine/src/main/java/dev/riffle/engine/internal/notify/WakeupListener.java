@@ -1,5 +1,6 @@
 package dev.riffle.engine.internal.notify;
 
+import dev.riffle.engine.internal.time.EngineClock;
 import io.r2dbc.postgresql.api.PostgresqlConnection;
 import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.r2dbc.postgresql.api.PostgresqlResult;
@@ -10,6 +11,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
 import reactor.util.retry.Retry;
 
 /**
@@ -28,14 +30,15 @@ public final class WakeupListener {
     private final Sinks.Many<String> callbacks = Sinks.many().multicast().directBestEffort();
     private final Disposable connection;
     private volatile boolean listening;
-    // System.nanoTime() when the connection was lost, 0 while connected (touched by the connection chain only).
+    // EngineClock nanos when the connection was lost, 0 while connected (touched by the connection chain only).
     private volatile long downSinceNanos;
 
     /**
      * Starts listening on the schema's channels: ready (queue names), cancel ({@code jobId:runLease} of cancelled or
      * rescued attempts) and callback (ids of resolved callbacks). Channel names are quoted here.
      */
-    public WakeupListener(PostgresqlConnectionFactory factory, NotifyChannels channels) {
+    public WakeupListener(PostgresqlConnectionFactory factory, NotifyChannels channels, EngineClock clock,
+                          Scheduler scheduler) {
         String readyChannel = channels.ready();
         String cancelChannel = channels.cancel();
         String callbackChannel = channels.callback();
@@ -51,7 +54,7 @@ public final class WakeupListener {
                                             long since = downSinceNanos;
                                             if (since != 0) {
                                                 downSinceNanos = 0;
-                                                log.info("wake-up listener reconnected after {} ms", (System.nanoTime() - since) / 1_000_000);
+                                                log.info("wake-up listener reconnected after {} ms", (clock.nanos() - since) / 1_000_000);
                                             } else {
                                                 log.debug("listening on {}", channel);
                                             }
@@ -73,13 +76,13 @@ public final class WakeupListener {
                     listening = false;
                     // Every failed reconnect ends here too; only the first of a run is worth a line.
                     if (downSinceNanos == 0) {
-                        downSinceNanos = System.nanoTime();
+                        downSinceNanos = clock.nanos() | 1;
                         log.warn("wake-up listener lost its connection ({}); polling until it reconnects", e.toString());
                     } else {
                         log.debug("wake-up listener reconnect failed: {}", e.toString());
                     }
                 })
-                .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(2)))
+                .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(2)).scheduler(scheduler))
                 .subscribe(q -> wakeups.tryEmitNext(q), e -> listening = false, () -> listening = false);
     }
 

@@ -1,4 +1,4 @@
-package dev.riffle.engine.internal.maintenance;
+package dev.riffle.engine.internal.admin;
 
 import dev.riffle.engine.internal.sql.Db;
 import java.time.Duration;

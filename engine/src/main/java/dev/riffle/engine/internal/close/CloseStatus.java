@@ -1,4 +1,4 @@
-package dev.riffle.engine.internal.complete;
+package dev.riffle.engine.internal.close;
 
 /**
  * What {@code complete_compact} and {@code close_attempts} answer for each item: one vocabulary for both, read in

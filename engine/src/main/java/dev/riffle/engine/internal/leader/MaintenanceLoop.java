@@ -1,4 +1,4 @@
-package dev.riffle.engine.internal.maintenance;
+package dev.riffle.engine.internal.leader;
 
 import java.time.Duration;
 import java.util.function.BooleanSupplier;

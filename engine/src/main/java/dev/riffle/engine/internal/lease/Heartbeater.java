@@ -1,5 +1,9 @@
-package dev.riffle.engine.internal.claim;
+package dev.riffle.engine.internal.lease;
 
+import dev.riffle.engine.internal.attempt.ClaimedJob;
+import dev.riffle.engine.internal.attempt.InFlight;
+import dev.riffle.engine.internal.attempt.ProgressWriter;
+import dev.riffle.engine.internal.attempt.Receipt;
 import dev.riffle.engine.internal.sql.Db;
 import java.time.Duration;
 import java.util.List;
@@ -18,8 +22,8 @@ import reactor.core.scheduler.Scheduler;
  * interval, one statement for all attempts claimed longer ago than the interval. Short jobs never get an
  * {@code attempt_state} row. Stale rescue treats fresh evidence as alive.
  */
-public final class Heartbeater {
-    private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.claim");
+public final class Heartbeater implements ProgressWriter {
+    private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.lease");
 
     private final Db db;
     private final InFlight inFlight;
@@ -73,6 +77,7 @@ public final class Heartbeater {
     }
 
     /** Records evidence and buffered progress for these attempts in one statement; emits how many were recorded. */
+    @Override
     public Mono<Integer> beat(List<ClaimedJob> jobs) {
         if (jobs.isEmpty()) {
             return Mono.just(0);
@@ -87,7 +92,7 @@ public final class Heartbeater {
         Long[] leases = new Long[n];
         Long[] receipts = new Long[n];
         for (int i = 0; i < n; i++) {
-            ClaimedJob.Receipt r = jobs.get(i).receipt();
+            Receipt r = jobs.get(i).receipt();
             slots[i] = r.claimSlot();
             ids[i] = r.jobId();
             leases[i] = r.runLease();

@@ -1,4 +1,4 @@
-package dev.riffle.engine.internal.complete;
+package dev.riffle.engine.internal.close;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

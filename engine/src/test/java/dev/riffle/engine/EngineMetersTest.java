@@ -1,10 +1,10 @@
-package dev.riffle.engine.internal.metrics;
+package dev.riffle.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.riffle.engine.RiffleStats;
+import dev.riffle.engine.internal.metrics.RiffleMetrics;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -18,7 +18,7 @@ import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-class MetricsBindingTest {
+class EngineMetersTest {
 
     private static final List<String> COUNTERS = List.of("riffle.claim.batches", "riffle.claim.jobs", "riffle.claim.empty",
             "riffle.complete.batches", "riffle.complete.accepted", "riffle.complete.rejected", "riffle.rescue.stale",
@@ -70,7 +70,7 @@ class MetricsBindingTest {
 
     @Test
     void bindRegistersEveryMeterTaggedWithTheSchema() {
-        RiffleMetrics.bind(registry, "s", supplier);
+        RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
 
         assertThat(registry.getMeters()).hasSize(COUNTERS.size() + GAUGES.size());
         for (Meter m : registry.getMeters()) {
@@ -87,7 +87,7 @@ class MetricsBindingTest {
 
     @Test
     void metersReadTheMatchingStatsField() {
-        RiffleMetrics.bind(registry, "s", supplier);
+        RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
         current.set(stats(100, 7, true, true));
 
         assertThat(counter(RiffleMetrics.CLAIM_BATCHES)).isEqualTo(101);
@@ -110,7 +110,7 @@ class MetricsBindingTest {
 
     @Test
     void valuesFollowTheSupplier() {
-        RiffleMetrics.bind(registry, "s", supplier);
+        RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
         assertThat(counter(RiffleMetrics.CLAIMED_JOBS)).isEqualTo(2);
         assertThat(gauge(RiffleMetrics.LEADER)).isZero();
         assertThat(gauge(RiffleMetrics.LISTENING)).isZero();
@@ -128,8 +128,8 @@ class MetricsBindingTest {
 
     @Test
     void twoSchemasShareARegistry() {
-        RiffleMetrics.bind(registry, "s", supplier);
-        RiffleMetrics.bind(registry, "t", () -> stats(900, 0, false, false));
+        RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
+        RiffleMetrics.bind(registry, "t", () -> stats(900, 0, false, false), EngineMeters.ALL);
 
         assertThat(counter(RiffleMetrics.CLAIMED_JOBS)).isEqualTo(2);
         assertThat(registry.find(RiffleMetrics.CLAIMED_JOBS).tag("schema", "t").functionCounter().count()).isEqualTo(902);
@@ -137,8 +137,8 @@ class MetricsBindingTest {
 
     @Test
     void closeRemovesOnlyItsOwnMeters() {
-        RiffleMetrics mine = RiffleMetrics.bind(registry, "s", supplier);
-        RiffleMetrics other = RiffleMetrics.bind(registry, "t", supplier);
+        RiffleMetrics mine = RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
+        RiffleMetrics other = RiffleMetrics.bind(registry, "t", supplier, EngineMeters.ALL);
         int each = COUNTERS.size() + GAUGES.size();
         assertThat(registry.getMeters()).hasSize(2 * each);
 
@@ -155,7 +155,7 @@ class MetricsBindingTest {
     void nullRegistryIsANoOp() {
         RiffleMetrics none = RiffleMetrics.bind(null, "s", () -> {
             throw new AssertionError("the no-op binding must never read stats");
-        });
+        }, EngineMeters.ALL);
         assertThat(none).isNotNull();
         assertThatCode(none::close).doesNotThrowAnyException();
         assertThat(registry.getMeters()).isEmpty();
@@ -163,7 +163,7 @@ class MetricsBindingTest {
 
     @Test
     void nonRegistryObjectIsRejected() {
-        assertThatThrownBy(() -> RiffleMetrics.bind("not a registry", "s", supplier))
+        assertThatThrownBy(() -> RiffleMetrics.bind("not a registry", "s", supplier, EngineMeters.ALL))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("MeterRegistry")
                 .hasMessageContaining("java.lang.String");
@@ -187,7 +187,7 @@ class MetricsBindingTest {
     /** Binds as Riffle does: it keeps the binding, but the supplier is a fresh method reference nobody else holds. */
     private WeakReference<Supplier<RiffleStats>> bindLikeRiffle(AtomicReference<RiffleStats> live) {
         Supplier<RiffleStats> s = live::get;
-        held = RiffleMetrics.bind(registry, "s", s);
+        held = RiffleMetrics.bind(registry, "s", s, EngineMeters.ALL);
         return new WeakReference<>(s);
     }
 
@@ -198,7 +198,7 @@ class MetricsBindingTest {
                 RiffleStats::emptyClaims, RiffleStats::completionBatches, RiffleStats::completed, RiffleStats::rejected,
                 RiffleStats::staleRescued, RiffleStats::deadlineRescued, RiffleStats::prunedSlots,
                 RiffleStats::leaseRescued, RiffleStats::callbacksRegistered, RiffleStats::callbacksResumed);
-        RiffleMetrics.bind(registry, "s", supplier);
+        RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
         RiffleStats now = stats(40, 1, true, true);
         current.set(now);
         for (int i = 0; i < COUNTERS.size(); i++) {

@@ -1,5 +1,6 @@
-package dev.riffle.engine.internal.claim;
+package dev.riffle.engine.internal.attempt;
 
+import dev.riffle.engine.internal.time.EngineClock;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -13,6 +14,12 @@ public final class InFlight {
     private record Key(long jobId, long runLease) {}
 
     private final Map<Key, ClaimedJob> jobs = new ConcurrentHashMap<>();
+    private final EngineClock clock;
+
+    /** Creates an empty registry judging attempt age with {@code clock}. */
+    public InFlight(EngineClock clock) {
+        this.clock = clock;
+    }
 
     /** Tracks a delivered attempt. */
     public void add(ClaimedJob job) {
@@ -50,7 +57,7 @@ public final class InFlight {
 
     /** Attempts received at least {@code age} ago, or with progress to write, and still held (heartbeat candidates). */
     public java.util.List<ClaimedJob> heldLongerThan(java.time.Duration age) {
-        long threshold = System.nanoTime() - age.toNanos();
+        long threshold = clock.nanos() - age.toNanos();
         java.util.List<ClaimedJob> out = new java.util.ArrayList<>();
         for (ClaimedJob j : jobs.values()) {
             if (j.deliveredNanos() - threshold <= 0 || j.hasPendingProgress()) {

@@ -1,8 +1,7 @@
-package dev.riffle.engine.internal.claim;
+package dev.riffle.engine.internal.attempt;
 
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.JobOutcome;
-import dev.riffle.engine.internal.complete.CompletionBatcher;
 import java.time.Instant;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
@@ -28,37 +27,22 @@ public final class ClaimedJob implements Job {
     private final Instant claimedAt;
     private final @Nullable Instant deadlineAt;
     private final Receipt receipt;
-    private final CompletionBatcher completer;
+    private final AttemptServices services;
     private final boolean dlq;
     private final @Nullable String payloadJson;
     private final java.util.concurrent.atomic.AtomicReference<@Nullable String> pendingProgress =
             new java.util.concurrent.atomic.AtomicReference<>();
-    private volatile @Nullable Heartbeater heartbeater;
-    private volatile @Nullable CallbackRegistrar callbacks;
     private volatile boolean leased;
     private final reactor.core.publisher.Sinks.Empty<Void> cancelled = reactor.core.publisher.Sinks.empty();
     private volatile boolean cancelledFlag;
     // Local monotonic delivery time: heartbeat age is judged with this process's clock, never against the DB's.
-    private final long deliveredNanos = System.nanoTime();
-
-    /** Where the attempt's receipt lives in the receipt plane; {@code batchId} 0 marks a row-local claim. */
-    public record Receipt(int claimSlot, long batchId, int batchIndex, long receiptId, long jobId, long runLease) {
-        /** Whether the receipt is a row-local {@code lease_claims} row rather than a compact batch item. */
-        public boolean rowLocal() {
-            return batchId == 0;
-        }
-    }
-
-    /** Registers external-wait callbacks; implemented by the lease machinery. */
-    public interface CallbackRegistrar {
-        /** Registers a callback for {@code job} (materializing its lease if needed). */
-        Mono<dev.riffle.engine.api.ExternalCallback> register(ClaimedJob job, java.time.Duration timeout);
-    }
+    private final long deliveredNanos;
 
     /** Creates the attempt. */
     public ClaimedJob(long id, long runLease, int attempt, int maxAttempts, String kind, String queue, int priority,
                       String argsJson, Instant createdAt, Instant claimedAt, @Nullable Instant deadlineAt,
-                      Receipt receipt, CompletionBatcher completer, boolean dlq, @Nullable String payloadJson) {
+                      Receipt receipt, AttemptServices services, boolean dlq, @Nullable String payloadJson,
+                      long deliveredNanos) {
         this.id = id;
         this.runLease = runLease;
         this.attempt = attempt;
@@ -71,9 +55,10 @@ public final class ClaimedJob implements Job {
         this.claimedAt = claimedAt;
         this.deadlineAt = deadlineAt;
         this.receipt = receipt;
-        this.completer = completer;
+        this.services = services;
         this.dlq = dlq;
         this.payloadJson = payloadJson;
+        this.deliveredNanos = deliveredNanos;
     }
 
     @Override
@@ -88,31 +73,22 @@ public final class ClaimedJob implements Job {
 
     @Override
     public Mono<Void> flushProgress() {
-        Heartbeater h = heartbeater;
-        return h == null ? Mono.empty() : h.beat(java.util.List.of(this)).then();
+        return services.progress().beat(java.util.List.of(this)).then();
     }
 
     /** Takes the buffered progress for a heartbeat write (null when nothing new). */
-    @Nullable String takeProgress() {
+    public @Nullable String takeProgress() {
         return pendingProgress.getAndSet(null);
     }
 
     /** Puts progress back when its write failed, unless newer progress arrived meanwhile. */
-    void restoreProgress(String json) {
+    public void restoreProgress(String json) {
         pendingProgress.compareAndSet(null, json);
     }
 
     /** Whether progress is waiting to be written. */
-    boolean hasPendingProgress() {
+    public boolean hasPendingProgress() {
         return pendingProgress.get() != null;
-    }
-
-    void attach(Heartbeater heartbeater) {
-        this.heartbeater = heartbeater;
-    }
-
-    void attach(CallbackRegistrar callbacks) {
-        this.callbacks = callbacks;
     }
 
     /** Marks the attempt as managed by a materialized lease (claim-time or on demand). */
@@ -127,11 +103,7 @@ public final class ClaimedJob implements Job {
 
     @Override
     public Mono<dev.riffle.engine.api.ExternalCallback> registerCallback(java.time.Duration timeout) {
-        CallbackRegistrar c = callbacks;
-        if (c == null) {
-            return Mono.error(new IllegalStateException("callbacks are not available for " + this));
-        }
-        return c.register(this, timeout);
+        return services.callbacks().register(this, timeout);
     }
 
     @Override public long id() { return id; }
@@ -153,18 +125,18 @@ public final class ClaimedJob implements Job {
 
     @Override
     public Mono<Void> complete() {
-        return Mono.defer(() -> completer.finish(receipt, JobOutcome.complete(), dlq, leased));
+        return Mono.defer(() -> services.closer().finish(receipt, JobOutcome.complete(), dlq, leased));
     }
 
     @Override
     public Mono<Void> finish(JobOutcome outcome) {
         java.util.Objects.requireNonNull(outcome, "outcome");
-        return Mono.defer(() -> completer.finish(receipt, outcome, dlq, leased));
+        return Mono.defer(() -> services.closer().finish(receipt, outcome, dlq, leased));
     }
 
     /** Gives the attempt back unconsumed; for attempts that were never handed to a handler. */
     public Mono<Void> release() {
-        return Mono.defer(() -> completer.release(receipt, leased));
+        return Mono.defer(() -> services.closer().release(receipt, leased));
     }
 
     @Override
@@ -183,7 +155,7 @@ public final class ClaimedJob implements Job {
         cancelled.tryEmitEmpty();
     }
 
-    /** {@code System.nanoTime()} when this process received the attempt. */
+    /** The engine clock's monotonic nanoseconds when this process received the attempt. */
     public long deliveredNanos() {
         return deliveredNanos;
     }

@@ -1,4 +1,4 @@
-package dev.riffle.engine.internal.maintenance;
+package dev.riffle.engine.internal.leader;
 
 import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.r2dbc.postgresql.api.PostgresqlConnection;
@@ -71,7 +71,7 @@ public final class Leadership {
                     }
                     leader = false;
                 })
-                .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(200)).maxBackoff(retry))
+                .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(200)).maxBackoff(retry).scheduler(scheduler))
                 .subscribe(v -> {}, e -> leader = false);
     }
 

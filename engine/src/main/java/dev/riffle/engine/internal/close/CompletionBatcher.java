@@ -1,11 +1,13 @@
-package dev.riffle.engine.internal.complete;
+package dev.riffle.engine.internal.close;
 
 import dev.riffle.engine.api.AttemptRejectedException;
 import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.RiffleShutdownException;
-import dev.riffle.engine.internal.claim.ClaimedJob.Receipt;
-import dev.riffle.engine.internal.claim.InFlight;
+import dev.riffle.engine.internal.attempt.AttemptCloser;
+import dev.riffle.engine.internal.attempt.Receipt;
+import dev.riffle.engine.internal.attempt.InFlight;
 import dev.riffle.engine.internal.sql.Db;
+import dev.riffle.engine.internal.time.EngineClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,7 +34,7 @@ import reactor.util.retry.Retry;
  * closed; the database tells whether that closure is exactly the one this item writes (then the item succeeds) or
  * someone else's, such as an operator cancel or rescue (then the caller gets {@link AttemptRejectedException}).
  */
-public final class CompletionBatcher {
+public final class CompletionBatcher implements AttemptCloser {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.complete");
     /** First pause before a transiently failed flush is retried. */
     static final Duration FLUSH_RETRY_MIN_BACKOFF = Duration.ofMillis(100);
@@ -62,22 +64,25 @@ public final class CompletionBatcher {
     private final java.util.concurrent.atomic.AtomicInteger flushing = new java.util.concurrent.atomic.AtomicInteger();
     private final java.util.concurrent.atomic.AtomicBoolean timerArmed = new java.util.concurrent.atomic.AtomicBoolean();
     private final Sinks.Empty<Void> terminated = Sinks.empty();
-    private final Outage outage = new Outage();
+    private final Outage outage;
     private volatile boolean shutdown;
     /** Set when the engine gives up on buffered outcomes: transient flush failures are no longer retried. */
     private volatile boolean abandoned;
 
     /** Creates the batcher. */
-    public CompletionBatcher(Db db, InFlight inFlight, int batchSize, Duration window, int flushConcurrency, Scheduler timer) {
+    public CompletionBatcher(Db db, InFlight inFlight, int batchSize, Duration window, int flushConcurrency, Scheduler timer,
+                             EngineClock clock) {
         this.db = db;
         this.inFlight = inFlight;
         this.batchSize = batchSize;
         this.window = window;
         this.flushConcurrency = flushConcurrency;
         this.timer = timer;
+        this.outage = new Outage(clock);
     }
 
     /** Records {@code outcome} for the attempt; {@code leased} when a materialized lease manages it. Cold. */
+    @Override
     public Mono<Void> finish(Receipt receipt, JobOutcome outcome, boolean dlq, boolean leased) {
         return submit(receipt, java.util.Objects.requireNonNull(outcome, "outcome"), dlq, leased);
     }
@@ -86,6 +91,7 @@ public final class CompletionBatcher {
      * Gives an attempt back that was claimed but never handed to a handler: its closure is labelled
      * {@code released}, the attempt is not consumed, and the job is ready again at once. Works during shutdown.
      */
+    @Override
     public Mono<Void> release(Receipt receipt, boolean leased) {
         return submit(receipt, null, false, leased);
     }
@@ -278,10 +284,15 @@ public final class CompletionBatcher {
     private static final class Outage {
         private final java.util.concurrent.atomic.AtomicLong since = new java.util.concurrent.atomic.AtomicLong();
         private final java.util.concurrent.atomic.AtomicLong retries = new java.util.concurrent.atomic.AtomicLong();
+        private final EngineClock clock;
+
+        Outage(EngineClock clock) {
+            this.clock = clock;
+        }
 
         void failing(String statement, int items, Throwable cause) {
             retries.incrementAndGet();
-            if (since.compareAndSet(0, System.nanoTime() | 1)) {
+            if (since.compareAndSet(0, clock.nanos() | 1)) {
                 log.warn("completion flushes failing ({} flush of {}: {}); retrying with backoff up to {} for as long as"
                         + " the engine is open", statement, items, cause.toString(), FLUSH_RETRY_MAX_BACKOFF);
             }
@@ -294,7 +305,7 @@ public final class CompletionBatcher {
             long t0 = since.getAndSet(0);
             if (t0 != 0) {
                 log.info("completion flushes recovered after {} ms and {} retries",
-                        (System.nanoTime() - t0) / 1_000_000, retries.getAndSet(0));
+                        (clock.nanos() - t0) / 1_000_000, retries.getAndSet(0));
             }
         }
     }

@@ -1,4 +1,4 @@
-package dev.riffle.engine.internal.maintenance;
+package dev.riffle.engine.internal.ring;
 
 import dev.riffle.engine.api.PruneOutcome;
 import dev.riffle.engine.api.Ring;

@@ -1,9 +1,0 @@
-/**
- * Recording outcomes: the batcher that turns many handlers' {@code complete()}, {@code retry()}, ... into one
- * {@code complete_compact} or {@code close_attempts} statement per flush, retries a flush through an outage and maps
- * the database's per-item status to success or {@code AttemptRejectedException} (ADR 0006).
- */
-@NullMarked
-package dev.riffle.engine.internal.complete;
-
-import org.jspecify.annotations.NullMarked;

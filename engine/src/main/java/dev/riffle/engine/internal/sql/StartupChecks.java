@@ -1,0 +1,59 @@
+package dev.riffle.engine.internal.sql;
+
+import dev.riffle.engine.api.SchemaNotReadyException;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * What an engine checks and records before it serves anything: the schema's function contract
+ * ({@link SchemaContract}), the upgrade guard, and each queue's explicit DLQ policy.
+ */
+public final class StartupChecks {
+    private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine");
+
+    private StartupChecks() {}
+
+    /**
+     * Runs the checks in order; errors with {@link SchemaNotReadyException} when the schema cannot be served, having
+     * changed nothing. {@code dlqPolicies} maps a queue name to its explicitly configured DLQ policy.
+     */
+    public static Mono<Void> run(Db db, String schema, Map<String, Boolean> dlqPolicies) {
+        return SchemaContract.check(db, schema)
+                .then(Mono.defer(() -> upgradeGuard(db, schema)))
+                .then(Mono.defer(() -> recordQueuePolicies(db, dlqPolicies)));
+    }
+
+    /**
+     * Destructive steps never run silently over live data (docs/design/maintenance.md, startup guard): a legacy
+     * {@code open_receipt_claims} frontier table is dropped when empty, and startup is refused while it holds rows.
+     */
+    private static Mono<Void> upgradeGuard(Db db, String schema) {
+        return db.query("upgrade_guard", st -> {}, row -> row.get("legacy_rows", Long.class)).single()
+                .flatMap(rows -> {
+                    if (rows > 0) {
+                        return Mono.error(new SchemaNotReadyException("schema '" + schema + "' still has a legacy "
+                                + "open_receipt_claims table holding " + rows + " rows; drain those claims (or migrate them "
+                                + "deliberately) before starting this version; nothing was changed"));
+                    }
+                    if (rows == 0) {
+                        log.warn("dropped the empty legacy table {}.open_receipt_claims", schema);
+                    }
+                    return Mono.empty();
+                });
+    }
+
+    /**
+     * Records each queue's explicit DLQ policy in {@code queue_meta}, the one place every exit path reads it
+     * (docs/design/delivery-contract.md). Engines configuring the same queue differently overwrite each other: the
+     * last one to start wins, for every engine's exits alike.
+     */
+    private static Mono<Void> recordQueuePolicies(Db db, Map<String, Boolean> dlqPolicies) {
+        return Flux.fromIterable(dlqPolicies.entrySet())
+                .concatMap(q -> db.query("queue_dlq_policy", st -> st.bind("$1", q.getKey()).bind("$2", q.getValue()),
+                        row -> 1), 1)
+                .then();
+    }
+}
