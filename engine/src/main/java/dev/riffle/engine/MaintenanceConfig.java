@@ -1,7 +1,6 @@
 package dev.riffle.engine;
 
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * Settings of the maintenance leader's loops (docs/design/maintenance.md). One engine per schema holds the leader

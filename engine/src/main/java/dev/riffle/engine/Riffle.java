@@ -1,9 +1,7 @@
 package dev.riffle.engine;
 
-import dev.riffle.engine.api.AttemptRejectedException;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.JobHandler;
-import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.JobResult;
 import dev.riffle.engine.api.JobClient;
 import dev.riffle.engine.api.NewJob;
@@ -27,6 +25,7 @@ import dev.riffle.engine.internal.sql.Connections;
 import dev.riffle.engine.internal.sql.Db;
 import dev.riffle.engine.internal.sql.SqlCatalog;
 import dev.riffle.engine.internal.sql.StartupChecks;
+import dev.riffle.engine.internal.work.HandlerRunner;
 import dev.riffle.engine.internal.time.EngineClock;
 import dev.riffle.migrations.RiffleMigrations;
 import io.r2dbc.pool.ConnectionPool;
@@ -84,6 +83,7 @@ public final class Riffle implements Disposable {
     private final Disposable cancelSignals;
     private final Heartbeater heartbeater;
     private final Callbacks callbacks;
+    private final HandlerRunner.OutcomeFailures outcomeFailures = new HandlerRunner.OutcomeFailures();
 
     private Riffle(RiffleConfig config, ConnectionPool pool, PostgresqlConnectionFactory direct, SqlCatalog sql) {
         this.config = config;
@@ -224,64 +224,10 @@ public final class Riffle implements Disposable {
             throw new IllegalArgumentException("concurrency must be between 1 and " + MAX_WORK_CONCURRENCY + ", got "
                     + concurrency);
         }
-        return subscribe(queues).flatMap(job -> run(byKind, job), concurrency, 1);
+        HandlerRunner runner = new HandlerRunner(byKind, outcomeFailures);
+        return subscribe(queues).flatMap(runner::run, concurrency, 1);
     }
 
-    private Mono<JobResult> run(Map<String, JobHandler> handlers, Job job) {
-        JobHandler handler = handlers.get(job.kind());
-        Mono<JobOutcome> outcome = handler == null
-                ? Mono.just(JobOutcome.fail("no handler registered for kind '" + job.kind() + "'"))
-                : Mono.defer(() -> handler.handle(job))
-                        .defaultIfEmpty(JobOutcome.complete())
-                        .onErrorResume(e -> Mono.just(JobOutcome.retry(String.valueOf(e))));
-        return outcome
-                // A cancel or rescue closed the attempt: stop the handler (its Mono sees the cancellation) and
-                // write nothing; the closure was recorded by whoever took the attempt away.
-                .takeUntilOther(job.cancellation().then(Mono.just(Boolean.TRUE)))
-                .flatMap(o -> job.finish(o)
-                        .doOnSuccess(v -> outcomes.recorded())
-                        .thenReturn(new JobResult(job.id(), job.runLease(), job.kind(), o, true))
-                        .onErrorResume(e -> {
-                            if (!(e instanceof AttemptRejectedException)) {
-                                outcomes.failed(job, e);
-                            }
-                            return Mono.just(new JobResult(job.id(), job.runLease(), job.kind(), o, false));
-                        }))
-                .switchIfEmpty(Mono.fromSupplier(() -> new JobResult(job.id(), job.runLease(), job.kind(),
-                        JobOutcome.cancel(TAKEN_AWAY), false)));
-    }
-
-    private static final String TAKEN_AWAY = "the attempt was taken away while its handler ran (cancelled or rescued)";
-
-    /**
-     * Outcomes {@code work(...)} could not record (the database was unreachable, or the engine is closing): the
-     * attempts stay open for rescue. Logged once when such failures start and once when recording works again.
-     */
-    private static final class OutcomeFailures {
-        private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.work");
-        private final java.util.concurrent.atomic.AtomicLong failing = new java.util.concurrent.atomic.AtomicLong();
-
-        void failed(Job job, Throwable e) {
-            if (e instanceof RiffleShutdownException) {
-                log.debug("outcome of {} not recorded: {}", job, e.toString());
-                return;
-            }
-            if (failing.getAndIncrement() == 0) {
-                log.warn("recording handler outcomes fails ({}); those attempts stay open and rescue delivers the jobs "
-                        + "again; further failures are counted, not logged", e.toString());
-            }
-        }
-
-        void recorded() {
-            // Read first: the common case (nothing failed) must not write a shared counter per outcome.
-            long n = failing.get() == 0 ? 0 : failing.getAndSet(0);
-            if (n > 0) {
-                log.info("recording handler outcomes works again; {} outcomes were not recorded and are left to rescue", n);
-            }
-        }
-    }
-
-    private final OutcomeFailures outcomes = new OutcomeFailures();
 
     /** Operator actions: cancel, DLQ. */
     public RiffleAdmin admin() {

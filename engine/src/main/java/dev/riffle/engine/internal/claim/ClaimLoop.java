@@ -44,6 +44,9 @@ public final class ClaimLoop {
     public record Settings(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int maxBatch, Duration pollInterval,
                            Duration safetyPollInterval, Duration busyRetryDelay, Duration claimLinger) {}
 
+    /** Releases of undelivered jobs in flight at once (each is one queued outcome; the batcher groups them). */
+    static final int RELEASE_CONCURRENCY = 16;
+
     private final FluxSink<Job> sink;
     private final Claimer claimer;
     private final Settings settings;
@@ -260,7 +263,7 @@ public final class ClaimLoop {
     }
 
     private static void release(List<ClaimedJob> jobs) {
-        Flux.fromIterable(jobs).flatMap(ClaimedJob::release, 16, 1)
+        Flux.fromIterable(jobs).flatMap(ClaimedJob::release, RELEASE_CONCURRENCY, 1)
                 .subscribe(v -> {}, e -> log.warn("release of {} undelivered jobs failed; rescue will recover them: {}",
                         jobs.size(), e.toString()));
     }

@@ -22,6 +22,9 @@ import reactor.util.retry.Retry;
 public final class Leadership {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.maintenance");
 
+    /** First reconnect delay after the leadership session is lost; grows up to the follower retry interval. */
+    static final Duration RECONNECT_MIN_BACKOFF = Duration.ofMillis(200);
+
     private final Disposable loop;
     private final AtomicLong terms = new AtomicLong();
     private volatile boolean leader;
@@ -71,7 +74,7 @@ public final class Leadership {
                     }
                     leader = false;
                 })
-                .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(200)).maxBackoff(retry).scheduler(scheduler))
+                .retryWhen(Retry.backoff(Long.MAX_VALUE, RECONNECT_MIN_BACKOFF).maxBackoff(retry).scheduler(scheduler))
                 .subscribe(v -> {}, e -> leader = false);
     }
 

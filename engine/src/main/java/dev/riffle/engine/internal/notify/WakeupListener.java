@@ -22,6 +22,11 @@ import reactor.util.retry.Retry;
 public final class WakeupListener {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.notify");
 
+    /** First reconnect delay after the LISTEN connection is lost; doubles (with jitter) per failed attempt. */
+    static final Duration RECONNECT_MIN_BACKOFF = Duration.ofMillis(100);
+    /** Longest wait between reconnect attempts: a database back from an outage is heard within this. */
+    static final Duration RECONNECT_MAX_BACKOFF = Duration.ofSeconds(2);
+
     /** Wake-up for every queue. */
     public static final String ALL = "*";
 
@@ -82,7 +87,8 @@ public final class WakeupListener {
                         log.debug("wake-up listener reconnect failed: {}", e.toString());
                     }
                 })
-                .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(2)).scheduler(scheduler))
+                .retryWhen(Retry.backoff(Long.MAX_VALUE, RECONNECT_MIN_BACKOFF).maxBackoff(RECONNECT_MAX_BACKOFF)
+                        .scheduler(scheduler))
                 .subscribe(q -> wakeups.tryEmitNext(q), e -> listening = false, () -> listening = false);
     }
 

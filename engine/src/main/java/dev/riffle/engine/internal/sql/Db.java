@@ -8,7 +8,6 @@ import io.r2dbc.spi.Statement;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
  * Runs catalog statements on pooled connections. Every hot-path call is a single autocommit statement whose work

@@ -1,0 +1,84 @@
+package dev.riffle.engine.internal.work;
+
+import dev.riffle.engine.api.AttemptRejectedException;
+import dev.riffle.engine.api.Job;
+import dev.riffle.engine.api.JobHandler;
+import dev.riffle.engine.api.JobOutcome;
+import dev.riffle.engine.api.JobResult;
+import dev.riffle.engine.api.RiffleShutdownException;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+
+/**
+ * The handler side of {@code Riffle.work(...)}: one delivered job to the handler registered for its kind, its
+ * outcome recorded exactly once, and the attempt's cancellation (an operator's cancel, a rescue) honoured by
+ * cancelling the handler and writing nothing.
+ */
+public final class HandlerRunner {
+    private final Map<String, JobHandler> handlers;
+    private final OutcomeFailures outcomes;
+
+    /** Runs jobs through {@code handlers}, by kind, reporting unrecorded outcomes to the engine-wide {@code outcomes}. */
+    public HandlerRunner(Map<String, JobHandler> handlers, OutcomeFailures outcomes) {
+        this.handlers = Map.copyOf(handlers);
+        this.outcomes = outcomes;
+    }
+
+    /** Runs {@code job} through the handler for its kind and records the outcome once; never errors. */
+    public Mono<JobResult> run(Job job) {
+        JobHandler handler = handlers.get(job.kind());
+        Mono<JobOutcome> outcome = handler == null
+                ? Mono.just(JobOutcome.fail("no handler registered for kind '" + job.kind() + "'"))
+                : Mono.defer(() -> handler.handle(job))
+                        .defaultIfEmpty(JobOutcome.complete())
+                        .onErrorResume(e -> Mono.just(JobOutcome.retry(String.valueOf(e))));
+        return outcome
+                // A cancel or rescue closed the attempt: stop the handler (its Mono sees the cancellation) and
+                // write nothing; the closure was recorded by whoever took the attempt away.
+                .takeUntilOther(job.cancellation().then(Mono.just(Boolean.TRUE)))
+                .flatMap(o -> job.finish(o)
+                        .doOnSuccess(v -> outcomes.recorded())
+                        .thenReturn(new JobResult(job.id(), job.runLease(), job.kind(), o, true))
+                        .onErrorResume(e -> {
+                            if (!(e instanceof AttemptRejectedException)) {
+                                outcomes.failed(job, e);
+                            }
+                            return Mono.just(new JobResult(job.id(), job.runLease(), job.kind(), o, false));
+                        }))
+                .switchIfEmpty(Mono.fromSupplier(() -> new JobResult(job.id(), job.runLease(), job.kind(),
+                        JobOutcome.cancel(TAKEN_AWAY), false)));
+    }
+
+    private static final String TAKEN_AWAY = "the attempt was taken away while its handler ran (cancelled or rescued)";
+
+    /**
+     * Outcomes {@code work(...)} could not record (the database was unreachable, or the engine is closing): the
+     * attempts stay open for rescue. Logged once when such failures start and once when recording works again;
+     * one per engine, shared by all its {@code work(...)} calls, so an outage reads as two lines however many run.
+     */
+    public static final class OutcomeFailures {
+        private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.work");
+        private final java.util.concurrent.atomic.AtomicLong failing = new java.util.concurrent.atomic.AtomicLong();
+
+        void failed(Job job, Throwable e) {
+            if (e instanceof RiffleShutdownException) {
+                log.debug("outcome of {} not recorded: {}", job, e.toString());
+                return;
+            }
+            if (failing.getAndIncrement() == 0) {
+                log.warn("recording handler outcomes fails ({}); those attempts stay open and rescue delivers the jobs "
+                        + "again; further failures are counted, not logged", e.toString());
+            }
+        }
+
+        void recorded() {
+            // Read first: the common case (nothing failed) must not write a shared counter per outcome.
+            long n = failing.get() == 0 ? 0 : failing.getAndSet(0);
+            if (n > 0) {
+                log.info("recording handler outcomes works again; {} outcomes were not recorded and are left to rescue", n);
+            }
+        }
+    }
+}
