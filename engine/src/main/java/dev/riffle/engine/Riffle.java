@@ -156,7 +156,8 @@ public final class Riffle implements Disposable {
      * accepted: errors with {@link dev.riffle.engine.api.CallbackRejectedException} ({@code ALREADY_RESOLVED} or
      * {@code NOT_FOUND}, which includes a callback that timed out) and with
      * {@link dev.riffle.engine.api.InvalidJobException} for a payload that is not a JSON object within
-     * {@link RiffleConfig#maxArgsBytes()}; nothing is written then.
+     * {@link RiffleConfig#maxArgsBytes()}, or that {@code jsonb} cannot store (the database's refusal, field
+     * {@code payload}); nothing is written then.
      */
     public Mono<Void> resumeExternal(java.util.UUID callbackId, String payloadJson) {
         return callbacks.resume(callbackId, payloadJson);

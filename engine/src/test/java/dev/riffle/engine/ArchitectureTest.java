@@ -79,6 +79,16 @@ class ArchitectureTest {
             .should().dependOnClassesThat().resideInAPackage("io.micrometer..")
             .because("micrometer-core is optional: only the lazily loaded binding may touch it");
 
+    // API_NAMES_ONLY_THE_SPI does not list Jackson: the api package needs it, but only inside the package-private
+    // check (it cannot live in internal, which api may not use). This rule keeps it there, so JSON is judged in one
+    // place on the client and Jackson never becomes part of a signature users compile against.
+    static final ArchRule JACKSON_STAYS_IN_THE_JSON_CHECK = noClasses()
+            .that().resideInAPackage("dev.riffle.engine..")
+            .and().doNotHaveFullyQualifiedName("dev.riffle.engine.api.JsonObjectCheck")
+            .should().dependOnClassesThat().resideInAPackage("tools.jackson..")
+            .because("JSON is checked once on the client (docs/adr/0008-json-judged-once.md); the database judges "
+                    + "the rest");
+
     static final ArchRule INTERNAL_IS_NOT_PUBLIC_API = classes()
             .that().resideInAPackage("dev.riffle.engine.api..")
             .should().onlyDependOnClassesThat().resideOutsideOfPackage("dev.riffle.engine.internal..");
@@ -158,6 +168,11 @@ class ArchitectureTest {
     }
 
     @Test
+    void jacksonIsConfinedToTheJsonCheck() {
+        JACKSON_STAYS_IN_THE_JSON_CHECK.check(main);
+    }
+
+    @Test
     void noBlockingReactorCalls() {
         NO_BLOCKING_REACTOR_CALLS.check(main);
     }
@@ -182,6 +197,7 @@ class ArchitectureTest {
         // Each rule must be able to fail: run it against test classes that break it on purpose.
         JavaClasses bad = new ClassFileImporter().importClasses(Offenders.Blocker.class, Offenders.Sleeper.class,
                 Offenders.JdbcUser.class, Offenders.MeterUser.class, Offenders.InternalLeaker.class,
+                Offenders.JsonParserUser.class,
                 Offenders.OwnClock.class, dev.riffle.engine.api.LeakyApiOffender.class,
                 dev.riffle.engine.internal.offenderone.CycleStart.class,
                 dev.riffle.engine.internal.offendertwo.CycleEnd.class);
@@ -201,6 +217,8 @@ class ArchitectureTest {
                 .hasMessageContaining("java.sql.Connection");
         assertThatThrownBy(() -> MICROMETER_STAYS_IN_ITS_BINDING.check(bad)).isInstanceOf(AssertionError.class)
                 .hasMessageContaining("io.micrometer");
+        assertThatThrownBy(() -> JACKSON_STAYS_IN_THE_JSON_CHECK.check(bad)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("JsonParserUser").hasMessageContaining("tools.jackson");
         assertThatThrownBy(() -> API_IS_SELF_CONTAINED.check(bad)).isInstanceOf(AssertionError.class)
                 .hasMessageContaining("LeakyApiOffender");
         assertThatThrownBy(() -> INTERNAL_IS_NOT_PUBLIC_API.check(bad)).isInstanceOf(AssertionError.class)

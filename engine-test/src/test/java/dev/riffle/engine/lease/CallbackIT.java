@@ -9,6 +9,7 @@ import dev.riffle.engine.api.AttemptRejectedException;
 import dev.riffle.engine.api.CallbackRejectedException;
 import dev.riffle.engine.api.CallbackTimeoutException;
 import dev.riffle.engine.api.ExternalCallback;
+import dev.riffle.engine.api.InvalidJobException;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.JobHandler;
 import dev.riffle.engine.api.JobOutcome;
@@ -131,9 +132,14 @@ class CallbackIT {
             ExternalCallback cb = job.registerCallback(Duration.ofMinutes(5)).block(TIMEOUT);
             assertThat(cb).isNotNull();
 
-            // Not JSON, and JSON that is not an object: refused, and the callback is still pending.
-            assertThatThrownBy(() -> other.resumeExternal(cb.id(), "not json").block(TIMEOUT)).isInstanceOf(RuntimeException.class);
-            assertThatThrownBy(() -> other.resumeExternal(cb.id(), "[1,2]").block(TIMEOUT)).isInstanceOf(RuntimeException.class);
+            // Not JSON, JSON that is not an object (both refused before sending), and an object jsonb cannot store
+            // (a NUL escape, refused by the database): each is InvalidJobException for the payload, and the
+            // callback is still pending.
+            for (String bad : List.of("not json", "[1,2]", "{\"note\":\"\\u0000\"}")) {
+                assertThatThrownBy(() -> other.resumeExternal(cb.id(), bad).block(TIMEOUT))
+                        .as("payload %s", bad)
+                        .isInstanceOfSatisfying(InvalidJobException.class, e -> assertThat(e.field()).isEqualTo("payload"));
+            }
             assertThat(leasesWithCallback(db, cb.id())).as("callback still registered after invalid payloads").isEqualTo(1);
             assertThat(LeaseKit.leaseState(db, id, job.runLease())).isEqualTo("running");
 

@@ -26,7 +26,9 @@ public interface ExternalCallback {
     Mono<String> await();
 
     /**
-     * Checks a resolution payload at the API edge: a JSON object of at most {@code maxBytes} UTF-8 bytes.
+     * Checks a resolution payload at the API edge: a JSON object of at most {@code maxBytes} UTF-8 bytes. What
+     * {@code jsonb} cannot store is refused by the database when the callback is resumed, also as
+     * {@link InvalidJobException} for {@code payload}.
      *
      * @throws InvalidJobException naming the problem
      */

@@ -10,7 +10,11 @@ import reactor.core.publisher.Mono;
  *
  * <p>The {@code Connection} overloads are <b>transactional enqueue</b>: the jobs are written on the caller's own
  * connection, inside whatever transaction the caller has open, so they commit or roll back with the caller's
- * writes. The wake-up NOTIFY is sent in that transaction and is delivered only on commit.
+ * writes. The wake-up NOTIFY is sent in that transaction and is delivered only on commit. A job refused by the
+ * checks of {@link NewJob} or of this client was never sent, so the caller's transaction is untouched and may go on.
+ * The few values only the database can refuse (args text that {@code jsonb} cannot store: a
+ * <code>&#92;u0000</code> escape, a number beyond {@code numeric}) fail with {@link InvalidJobException} as well,
+ * but the statement failed inside the caller's transaction, which PostgreSQL has then aborted: roll it back.
  */
 public interface JobClient {
 

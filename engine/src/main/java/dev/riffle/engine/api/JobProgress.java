@@ -9,7 +9,10 @@ import org.jspecify.annotations.Nullable;
  *
  * @param percent 0..100
  * @param message short human-readable status, or null
- * @param metadataJson a JSON object with whatever the handler needs to resume, or null
+ * @param metadataJson a JSON object with whatever the handler needs to resume, or null; its syntax is checked here,
+ *                     and a checkpoint that {@code jsonb} cannot store is refused by the database when it is written
+ *                     ({@link Job#flushProgress()} fails with {@link InvalidJobException} for
+ *                     {@code progress.metadata}; a heartbeat drops it and keeps the attempt's other evidence)
  */
 public record JobProgress(int percent, @Nullable String message, @Nullable String metadataJson) {
 
@@ -23,6 +26,11 @@ public record JobProgress(int percent, @Nullable String message, @Nullable Strin
         }
         if (message != null && message.length() > MAX_MESSAGE) {
             throw new InvalidJobException("progress.message", "must be at most " + MAX_MESSAGE + " characters");
+        }
+        // toJson() would write a NUL as a \u0000 escape, which jsonb refuses; refusing it here names the message
+        // instead of the metadata, the only other text a heartbeat's rejection can come from.
+        if (message != null && message.indexOf('\0') >= 0) {
+            throw new InvalidJobException("progress.message", "must not contain the NUL character");
         }
         if (metadataJson != null) {
             JsonObjectCheck.requireObject(metadataJson, "progress.metadata");

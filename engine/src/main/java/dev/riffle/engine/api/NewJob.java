@@ -10,7 +10,10 @@ import org.jspecify.annotations.Nullable;
  *
  * @param kind job kind, 1..128 characters of {@code [A-Za-z0-9_.:-]}, starting with a letter or digit
  * @param queue queue name, same rule as kind (default {@value #DEFAULT_QUEUE})
- * @param argsJson a JSON object (default {@code {}}); size limit is enforced by the engine configuration
+ * @param argsJson a JSON object (default {@code {}}), its syntax checked here; the size limit is enforced by the
+ *                 engine configuration, and what {@code jsonb} cannot store (a <code>&#92;u0000</code> escape, a
+ *                 number beyond {@code numeric}) is refused by the database at enqueue, also as
+ *                 {@link InvalidJobException} for {@code args}
  * @param priority 1 (most urgent) .. 4 (default {@value #DEFAULT_PRIORITY})
  * @param maxAttempts 1..1000 (default {@value #DEFAULT_MAX_ATTEMPTS})
  * @param runAt when to run; {@code null} or a past instant means now, a future instant schedules the job; must lie in
@@ -45,7 +48,7 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
         if (argsJson == null) {
             throw new InvalidJobException("args", "must not be null (use \"{}\")");
         }
-        JsonObjectCheck.requireObject(argsJson);
+        JsonObjectCheck.requireObject(argsJson, "args");
         if (priority < 1 || priority > 4) {
             throw new InvalidJobException("priority", "must be between 1 and 4, got " + priority);
         }

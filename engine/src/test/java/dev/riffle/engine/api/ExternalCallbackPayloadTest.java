@@ -19,7 +19,10 @@ class ExternalCallbackPayloadTest {
     @ValueSource(strings = {"", "[]", "1", "\"text\"", "{", "{\"a\":}", "{} {}"})
     void anythingButOneJsonObjectIsRejectedNamingThePayload(String bad) {
         assertThatThrownBy(() -> ExternalCallback.requirePayload(bad, 100))
-                .isInstanceOfSatisfying(InvalidJobException.class, e -> assertThat(e.getMessage()).contains("payload"));
+                .isInstanceOfSatisfying(InvalidJobException.class, e -> {
+                    assertThat(e.field()).isEqualTo("payload");
+                    assertThat(e.getMessage()).startsWith("payload: ");
+                });
     }
 
     @Test

@@ -182,6 +182,40 @@ class NewJobTest {
         assertThat(rejected(b -> b.args("{\"a\":01}")).getMessage()).contains("offset 6");
     }
 
+    @Test
+    void invalidJsonMessageSaysWhatIsWrongWithoutQuotingTheText() {
+        // The text may hold secrets: the message gives a position and the parser's reason, never a snippet.
+        assertThat(rejected(b -> b.args("{\"secret\":\"s3cr3t\",}")).getMessage())
+                .startsWith("args: invalid JSON at offset 19: ").contains("property name").doesNotContain("s3cr3t");
+        assertThat(rejected(b -> b.args("{\"a\":1} {}")).getMessage())
+                .isEqualTo("args: invalid JSON at offset 8: unexpected content after the object");
+        assertThat(rejected(b -> b.args("[1]")).getMessage()).isEqualTo("args: must be a JSON object (starting with '{')");
+    }
+
+    @Test
+    void tooDeepNestingIsReportedInOurWordsAtTheTokenThatWentTooDeep() {
+        // {"a": then 512 opening brackets: the last one (offset 5 + 511) is level 513.
+        assertThat(rejected(b -> b.args(objectWithNestedArrays(513))).getMessage())
+                .isEqualTo("args: invalid JSON at offset 516: nested deeper than 512 levels");
+    }
+
+    @Test
+    void longTokensThatJsonbStoresPass() {
+        // Jackson's defaults refuse numbers over 1000 digits and names over 50000 characters; jsonb stores both,
+        // and size is the engine's maxArgsBytes to judge, so the check must not be stricter here.
+        assertThatCode(() -> withArgs("{\"n\":" + "9".repeat(5000) + "}")).doesNotThrowAnyException();
+        assertThatCode(() -> withArgs("{\"" + "k".repeat(60_000) + "\":1}")).doesNotThrowAnyException();
+    }
+
+    @Test
+    void whatOnlyJsonbRefusesIsLeftToTheDatabase() {
+        // Valid JSON that jsonb cannot store: the one check does not pre-judge it (ValidationIT shows the database
+        // refusing it, mapped to the same field).
+        assertThatCode(() -> withArgs("{\"a\":\"\\u0000\"}")).doesNotThrowAnyException();
+        assertThatCode(() -> withArgs("{\"a\":1e1000000}")).doesNotThrowAnyException();
+        assertThatCode(() -> withArgs("{\"a\":\"\\ud800\"}")).doesNotThrowAnyException();
+    }
+
     private static String nestedObjects(int depth) {
         return "{\"a\":".repeat(depth - 1) + "{}" + "}".repeat(depth - 1);
     }

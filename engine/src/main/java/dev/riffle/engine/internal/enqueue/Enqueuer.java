@@ -98,13 +98,11 @@ public final class Enqueuer implements JobClient {
                         .bind("$5", maxAttempts).bind("$6", runAts),
                 row -> row.get("job_id", Long.class))
                 .collectList()
-                // Class 22 (data exception: bad JSON text, \u0000, numeric overflow) and CHECK violations are the
-                // input's fault; say so with the typed error. Nothing was written: the statement failed whole.
-                .onErrorMap(e -> {
-                            String state = Db.sqlState(e);
-                            return state != null && (state.startsWith("22") || state.equals("23514"));
-                        },
-                        Enqueuer::rejected);
+                // Class 22 (data exception: what jsonb cannot store, such as \u0000 or numeric overflow; NewJob
+                // already checked the syntax) and CHECK violations are the input's fault; say so with the typed
+                // error. Nothing was written: the statement failed whole. On the caller's connection its
+                // transaction is aborted all the same (JobClient says so), which is why NewJob checks the syntax.
+                .onErrorMap(e -> Db.isDataException(e) || "23514".equals(Db.sqlState(e)), Enqueuer::rejected);
     }
 
     private static InvalidJobException rejected(Throwable e) {

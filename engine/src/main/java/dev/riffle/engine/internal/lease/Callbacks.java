@@ -4,6 +4,7 @@ import dev.riffle.engine.api.AttemptRejectedException;
 import dev.riffle.engine.api.CallbackRejectedException;
 import dev.riffle.engine.api.CallbackTimeoutException;
 import dev.riffle.engine.api.ExternalCallback;
+import dev.riffle.engine.api.InvalidJobException;
 import dev.riffle.engine.internal.attempt.CallbackRegistrar;
 import dev.riffle.engine.internal.attempt.ClaimedJob;
 import dev.riffle.engine.internal.attempt.Receipt;
@@ -100,6 +101,11 @@ public final class Callbacks implements CallbackRegistrar {
             return db.query("resume_external", st -> st.bind("$1", callbackId).bind("$2", payloadJson),
                             row -> row.get("result", String.class))
                     .single()
+                    // The payload is the only value sent that a data exception can come from: jsonb refused what
+                    // the syntax check let through (a \u0000 escape, a number beyond numeric). Nothing changed:
+                    // the cast failed before resume_external ran, so the callback is still pending.
+                    .onErrorMap(Db::isDataException, e -> new InvalidJobException("payload",
+                            "rejected by the database: " + e.getMessage(), e))
                     .flatMap(result -> switch (result) {
                         case "resumed" -> {
                             resumed.incrementAndGet();

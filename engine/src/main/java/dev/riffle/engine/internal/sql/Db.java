@@ -62,6 +62,17 @@ public final class Db {
     }
 
     /**
+     * True for SQLSTATE class 22, data exception: the database refused a value it was sent (text that is not
+     * valid {@code jsonb}: 22P02 bad syntax, 22P05 a <code>&#92;u0000</code> escape, 22003 a number beyond
+     * {@code numeric}). The input is at fault, running the statement again cannot help, and the caller maps it to
+     * {@code InvalidJobException} naming the field the value came from (docs/adr/0008-json-judged-once.md).
+     */
+    public static boolean isDataException(Throwable t) {
+        String state = sqlState(t);
+        return state != null && state.startsWith("22");
+    }
+
+    /**
      * True for a deadlock (40P01) or serialization failure (40001): the server rolled the whole statement back, so
      * running it again is safe even when it writes. Connection loss is not included: the statement may have
      * committed before the connection went, and a second run could then answer differently (a cancel that
