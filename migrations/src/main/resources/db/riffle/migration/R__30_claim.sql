@@ -1,4 +1,5 @@
--- Claim: lane selection, cursor healing, the claim itself and the post-commit cursor advance.
+-- Claim: lane selection, cursor healing, the claim itself and the post-commit cursor advance. The materialized claim
+-- shape (claim_materialized) belongs to the leases and lives in R__70_long_attempts.sql.
 -- Repeatable migration (docs/adr/0007): functions only, each as CREATE OR REPLACE, re-applied by Flyway
 -- whenever this file changes. Tables, types and indexes live in the versioned V__ files; a function whose
 -- signature changes is dropped there first.
@@ -61,47 +62,36 @@ BEGIN
 END
 $$;
 
--- Claim up to p_max jobs from one lane of the given queues (docs/design/delivery-contract.md), as one statement:
+-- Steps A and B/E of a claim (claim_ready; docs/design/delivery-contract.md), shared by both claim shapes:
 --   A. lock one lane head with work, FOR UPDATE SKIP LOCKED (highest lane priority first, random among equals);
 --   B/E. walk the cursor over positions that are provably spent: dead reservation gaps below the first visible
 --      segment, positions covered by committed claim-attempt evidence, tombstones. That is safe inside this
---      transaction because it only skips committed facts, and it is also how a lost post-commit advance heals;
---   F. take the next rows of that lane in one ready slot, and append exactly one ready_claim_attempt_batches row
---      and exactly one lease_claim_batches row (shared claimed_at and deadline_at) for them.
--- The cursor is not moved over the newly claimed rows here: sequences do not roll back (docs/design/delivery-contract.md).
--- When nothing is claimed, one row comes back with status 'empty' (no visible work) or 'busy' (work exists but
--- every lane with work is being claimed by someone else right now), and job_id NULL.
-CREATE OR REPLACE FUNCTION ${schema}.claim_ready(p_queues text[], p_deadline_secs int[], p_max int,
-                                      p_materialize boolean[] DEFAULT '{}', p_avoid_parent boolean DEFAULT false)
-RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
-               run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
-               ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
-               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb, lease_slot int)
+--      transaction because it only skips committed facts, and it is also how a lost post-commit advance heals
+--      (docs/adr/0002-lazy-claim-cursor-healing.md).
+-- The head lock is a row lock, so it stays held after this function returns, until the claim's transaction ends:
+-- the tail that writes the claim runs under it. status is 'ready' when a lane was locked with claimable positions:
+-- the lane, the ready slot and generation of its next committed segment, the healed cursor (from_lane_seq) and how
+-- many positions a claim of p_max may take (claim_limit: p_max, or fewer if the lane has fewer). Otherwise status
+-- is 'empty' (no visible work) or 'busy' (every lane with work is being claimed by someone else, or its next rows
+-- sit in a child that lane_segment could not lock) and the other columns are NULL.
+CREATE OR REPLACE FUNCTION ${schema}.select_claim_lane(p_queues text[], p_max int, p_avoid_parent boolean,
+                                            OUT status text, OUT queue text, OUT priority smallint,
+                                            OUT enqueue_shard smallint, OUT ready_slot int, OUT ready_generation bigint,
+                                            OUT from_lane_seq bigint, OUT claim_limit int)
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 #variable_conflict use_column
 DECLARE
-    h            record;
-    seg          record;
-    ev           record;
-    v_cur        bigint;
-    v_start      bigint;
-    v_enq        bigint;
-    v_iter       int := 0;
-    v_lanes      int := 0;
-    v_tried      text[] := '{}';
-    v_dead       boolean;
-    v_limit      int;
-    v_dl         int;
-    v_claim_slot int;
-    v_claimed_at timestamptz;
-    v_deadline   timestamptz;
-    v_mat        boolean;
-    v_lease_slot int;
-    v_lease_gen  bigint;
-    v_busy       boolean := false;
-    v_sql        text;
-    v_receipts   text;
-    v_leases     text;
+    h       record;
+    seg     record;
+    ev      record;
+    v_cur   bigint;
+    v_start bigint;
+    v_enq   bigint;
+    v_iter  int := 0;
+    v_lanes int := 0;
+    v_tried text[] := '{}';
+    v_dead  boolean;
+    v_busy  boolean := false;
 BEGIN
     -- A lane can look like it has work only because its cursor lags behind committed claims; after healing such
     -- a lane, try the next one instead of reporting the queue empty.
@@ -109,7 +99,6 @@ BEGIN
         v_lanes := v_lanes + 1;
         IF v_lanes > 64 THEN
             status := 'empty';
-            RETURN NEXT;
             RETURN;
         END IF;
         SELECT ch.queue AS q, ch.priority AS p, ch.enqueue_shard AS s, ch.seq_name AS cseq, eh.seq_name AS eseq
@@ -142,7 +131,6 @@ BEGIN
             ELSE
                 status := 'empty';
             END IF;
-            RETURN NEXT;
             RETURN;
         END IF;
         v_tried := v_tried || h.cseq;
@@ -200,19 +188,47 @@ BEGIN
         EXIT WHEN seg IS NOT NULL AND v_cur < v_enq;
     END LOOP;
 
-    v_limit      := least(p_max::bigint, v_enq - v_cur)::int;
-    v_dl         := coalesce(p_deadline_secs[array_position(p_queues, h.q)], 0);
+    status           := 'ready';
+    queue            := h.q;
+    priority         := h.p;
+    enqueue_shard    := h.s;
+    ready_slot       := seg.ready_slot;
+    ready_generation := seg.ready_generation;
+    from_lane_seq    := v_cur;
+    claim_limit      := least(p_max::bigint, v_enq - v_cur)::int;
+END
+$$;
+
+-- Step F of a claim in the compact shape (the default; docs/design/storage-planes.md#receipt-plane-the-claim-ring),
+-- on a lane that select_claim_lane locked and healed: take the next p_limit rows of the lane from p_from_lane_seq
+-- in the ready slot p_ready_slot, and append exactly one ready_claim_attempt_batches row (the positions claimed)
+-- and exactly one lease_claim_batches row (arrays, one shared claimed_at and deadline_at, both from the database
+-- clock; no deadline unless p_deadline_secs > 0) in the current claim slot. Every row returned belongs to that one
+-- batch, in lane order (batch_index 1..n).
+-- The range bound on lane_seq keeps the selection an index range of at most 2 x limit rows whatever the planner
+-- believes about the child (ring children are truncated and refilled faster than statistics follow; with no estimate
+-- a planner sorts every ready row of the lane for a LIMIT). Tombstones inside the range only make the claim smaller,
+-- never wrong: the caller claims again. The sel, items and evidence parts of this statement are the same text in
+-- claim_materialized (R__70_long_attempts.sql); ClaimTemplatesTest holds them equal.
+CREATE OR REPLACE FUNCTION ${schema}.claim_compact(p_queue text, p_priority smallint, p_shard smallint,
+                                        p_ready_slot int, p_ready_generation bigint, p_from_lane_seq bigint,
+                                        p_limit int, p_deadline_secs int)
+RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
+               run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
+               ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
+               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb, lease_slot int)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+#variable_conflict use_column
+DECLARE
+    v_claimed_at timestamptz;
+    v_deadline   timestamptz;
+    v_claim_slot int;
+BEGIN
     v_claimed_at := clock_timestamp();
-    v_deadline   := CASE WHEN v_dl > 0 THEN v_claimed_at + make_interval(secs => v_dl) END;
-    v_mat        := coalesce(p_materialize[array_position(p_queues, h.q)], false);
+    v_deadline   := CASE WHEN p_deadline_secs > 0 THEN v_claimed_at + make_interval(secs => p_deadline_secs) END;
     SELECT cr.slot INTO v_claim_slot FROM ${schema}.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
 
-    -- Selection, receipt ids and claim evidence are the same for both claim shapes. The range bound on lane_seq
-    -- keeps the selection an index range of at most 2 x limit rows whatever the planner believes about the child
-    -- (ring children are truncated and refilled faster than statistics follow; with no estimate a planner sorts every
-    -- ready row of the lane for a LIMIT). Tombstones inside the range only make the claim smaller, never wrong: the
-    -- caller claims again.
-    v_sql := $q$
+    RETURN QUERY EXECUTE format($q$
     WITH sel AS MATERIALIZED (
         SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at, r.payload
           FROM %1$s.%2$I r
@@ -236,39 +252,7 @@ BEGIN
                range_agg(int8range(i.lane_seq, i.lane_seq + 1)), $9
           FROM items i
         HAVING count(*) > 0
-    )$q$;
-
-    IF v_mat THEN
-        -- Materialized queue (docs/design/storage-planes.md): one row-local receipt and one mutable lease per job, in
-        -- the current claim and lease slots; no compact batch row, so each receipt has exactly one claim shape.
-        SELECT lr.slot, lr.generation INTO v_lease_slot, v_lease_gen
-          FROM ${schema}.lease_ring_rotations lr ORDER BY lr.generation DESC LIMIT 1;
-        v_sql := v_sql || $q$,
-    receipts AS (
-        INSERT INTO %1$s.%5$I (claim_slot, job_id, run_lease, receipt_id, ready_slot, ready_generation, queue,
-                               priority, enqueue_shard, lane_seq, attempt, max_attempts, claimed_at,
-                               materialized_at, deadline_at)
-        SELECT $8, i.job_id, i.run_lease + 1, i.rid, $7, $5, $1, $2, $3, i.lane_seq, (i.attempt + 1)::smallint,
-               i.max_attempts, $9, $9, $10
-          FROM items i
     ),
-    leased AS (
-        INSERT INTO %1$s.%6$I (lease_slot, lease_generation, ready_slot, ready_generation, job_id, queue, state,
-                               priority, attempt, run_lease, max_attempts, lane_seq, enqueue_shard, heartbeat_at,
-                               deadline_at, attempted_at, claim_slot, receipt_id, batch_id, batch_index)
-        SELECT $11, $12, $7, $5, i.job_id, $1, 'running', $2, (i.attempt + 1)::smallint, i.run_lease + 1,
-               i.max_attempts, i.lane_seq, $3, $9, $10, $9, $8, i.rid, 0, 0
-          FROM items i
-    )
-    SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
-           i.max_attempts, i.lane_seq, $3, $7, $5, $8, 0::bigint, 0, i.rid, $9, $10, i.created_at, i.payload, $11
-      FROM items i
-     ORDER BY i.idx
-    $q$;
-        v_receipts := 'lease_claims_' || v_claim_slot;
-        v_leases := 'leases_' || v_lease_slot;
-    ELSE
-        v_sql := v_sql || $q$,
     cb AS (
         INSERT INTO %1$s.%5$I (claim_slot, ready_slot, ready_generation, queue, priority, enqueue_shard,
                                claimed_count, job_ids, run_leases, receipt_ids, lane_seqs, attempts,
@@ -284,19 +268,55 @@ BEGIN
     )
     SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
            i.max_attempts, i.lane_seq, $3, $7, $5, $8, cb.batch_id, i.idx, i.rid, $9, $10, i.created_at, i.payload,
-           $11
+           NULL::int
       FROM items i CROSS JOIN cb
      ORDER BY i.idx
-    $q$;
-        v_receipts := 'lease_claim_batches_' || v_claim_slot;
-        v_leases := NULL;
+    $q$, '${schema}', 'ready_entries_' || p_ready_slot, 'ready_tombstones_' || p_ready_slot,
+         'ready_claim_attempt_batches_' || p_ready_slot, 'lease_claim_batches_' || v_claim_slot)
+    USING p_queue, p_priority, p_shard, p_from_lane_seq, p_ready_generation, p_limit, p_ready_slot, v_claim_slot,
+          v_claimed_at, v_deadline;
+END
+$$;
+
+-- Claim up to p_max jobs from one lane of the given queues (docs/design/delivery-contract.md), as one statement:
+-- select_claim_lane locks a lane head and heals its cursor (steps A and B/E), then the claim is written in the
+-- queue's shape (step F): claim_compact by default, claim_materialized (R__70_long_attempts.sql) for a queue whose
+-- p_materialize entry is true. p_queues, p_deadline_secs and p_materialize are parallel arrays.
+-- The cursor is not moved over the newly claimed rows here: sequences do not roll back (docs/design/delivery-contract.md).
+-- When nothing is claimed, one row comes back with status 'empty' (no visible work) or 'busy' (work exists but
+-- every lane with work is being claimed by someone else right now), and job_id NULL.
+CREATE OR REPLACE FUNCTION ${schema}.claim_ready(p_queues text[], p_deadline_secs int[], p_max int,
+                                      p_materialize boolean[] DEFAULT '{}', p_avoid_parent boolean DEFAULT false)
+RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
+               run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
+               ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
+               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb, lease_slot int)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+#variable_conflict use_column
+DECLARE
+    l     record;
+    v_q   int;
+    v_dl  int;
+    v_mat boolean;
+BEGIN
+    SELECT * INTO l FROM ${schema}.select_claim_lane(p_queues, p_max, p_avoid_parent);
+    IF l.status <> 'ready' THEN
+        status := l.status;
+        RETURN NEXT;
+        RETURN;
     END IF;
 
-    RETURN QUERY EXECUTE format(v_sql, '${schema}', 'ready_entries_' || seg.ready_slot,
-                                'ready_tombstones_' || seg.ready_slot, 'ready_claim_attempt_batches_' || seg.ready_slot,
-                                v_receipts, coalesce(v_leases, v_receipts))
-    USING h.q, h.p, h.s, v_cur, seg.ready_generation, v_limit, seg.ready_slot, v_claim_slot, v_claimed_at, v_deadline,
-          v_lease_slot, v_lease_gen;
+    v_q   := array_position(p_queues, l.queue);
+    v_dl  := coalesce(p_deadline_secs[v_q], 0);
+    v_mat := coalesce(p_materialize[v_q], false);
+    IF v_mat THEN
+        RETURN QUERY SELECT * FROM ${schema}.claim_materialized(l.queue, l.priority, l.enqueue_shard, l.ready_slot,
+                                                                l.ready_generation, l.from_lane_seq, l.claim_limit,
+                                                                v_dl);
+    ELSE
+        RETURN QUERY SELECT * FROM ${schema}.claim_compact(l.queue, l.priority, l.enqueue_shard, l.ready_slot,
+                                                           l.ready_generation, l.from_lane_seq, l.claim_limit, v_dl);
+    END IF;
 END
 $$;
 

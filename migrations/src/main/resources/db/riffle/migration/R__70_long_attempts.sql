@@ -8,6 +8,90 @@
 -- attempt really ends, and every write that ends or changes an attempt takes the per-attempt advisory lock first
 -- and looks in a later statement (docs/design/lock-order.md).
 
+-- Step F of a claim for a materialized queue (claim_ready; docs/design/storage-planes.md, ADR
+-- docs/adr/0004-materialized-leases-and-row-local-claims.md), on a lane that select_claim_lane (R__30_claim.sql)
+-- locked and healed: take the next p_limit rows of the lane from p_from_lane_seq in the ready slot p_ready_slot,
+-- append the one ready_claim_attempt_batches row of claim evidence, and per job one row-local lease_claims receipt
+-- in the current claim slot plus one 'running' leases row in the current lease slot (heartbeat and attempted_at =
+-- claimed_at). No compact batch row is written, so each receipt has exactly one claim shape; batch_id 0 in the
+-- lease and in the rows returned means row-local. It lives here, with the leases, although claim_ready in
+-- R__30_claim.sql calls it: plpgsql resolves the functions it calls at run time, so the load order of the two files
+-- does not matter (docs/adr/0007). The sel, items and evidence parts of its statement are the same text as in
+-- claim_compact (R__30_claim.sql), whose comment explains the lane_seq bound; ClaimTemplatesTest holds them equal.
+CREATE OR REPLACE FUNCTION ${schema}.claim_materialized(p_queue text, p_priority smallint, p_shard smallint,
+                                             p_ready_slot int, p_ready_generation bigint, p_from_lane_seq bigint,
+                                             p_limit int, p_deadline_secs int)
+RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
+               run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
+               ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
+               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb, lease_slot int)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+#variable_conflict use_column
+DECLARE
+    v_claimed_at timestamptz;
+    v_deadline   timestamptz;
+    v_claim_slot int;
+    v_lease_slot int;
+    v_lease_gen  bigint;
+BEGIN
+    v_claimed_at := clock_timestamp();
+    v_deadline   := CASE WHEN p_deadline_secs > 0 THEN v_claimed_at + make_interval(secs => p_deadline_secs) END;
+    SELECT cr.slot INTO v_claim_slot FROM ${schema}.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
+    SELECT lr.slot, lr.generation INTO v_lease_slot, v_lease_gen
+      FROM ${schema}.lease_ring_rotations lr ORDER BY lr.generation DESC LIMIT 1;
+
+    RETURN QUERY EXECUTE format($q$
+    WITH sel AS MATERIALIZED (
+        SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at, r.payload
+          FROM %1$s.%2$I r
+         WHERE r.queue = $1 AND r.priority = $2 AND r.enqueue_shard = $3 AND r.lane_seq >= $4
+           AND r.lane_seq < $4 + 2 * $6 AND r.ready_generation = $5
+           AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
+                            WHERE t.queue = $1 AND t.priority = $2 AND t.enqueue_shard = $3
+                              AND t.lane_seq = r.lane_seq AND t.ready_generation = $5)
+         ORDER BY r.lane_seq
+         LIMIT $6
+    ),
+    items AS MATERIALIZED (
+        SELECT s.*, nextval('%1$s.lease_claim_receipt_id_seq') AS rid,
+               (row_number() OVER (ORDER BY s.lane_seq))::int AS idx
+          FROM sel s
+    ),
+    evidence AS (
+        INSERT INTO %1$s.%4$I (ready_slot, ready_generation, queue, priority, enqueue_shard, claim_slot,
+                               first_lane_seq, next_lane_seq, claimed_count, lane_ranges, claimed_at)
+        SELECT $7, $5, $1, $2, $3, $8, min(i.lane_seq), max(i.lane_seq) + 1, count(*),
+               range_agg(int8range(i.lane_seq, i.lane_seq + 1)), $9
+          FROM items i
+        HAVING count(*) > 0
+    ),
+    receipts AS (
+        INSERT INTO %1$s.%5$I (claim_slot, job_id, run_lease, receipt_id, ready_slot, ready_generation, queue,
+                               priority, enqueue_shard, lane_seq, attempt, max_attempts, claimed_at,
+                               materialized_at, deadline_at)
+        SELECT $8, i.job_id, i.run_lease + 1, i.rid, $7, $5, $1, $2, $3, i.lane_seq, (i.attempt + 1)::smallint,
+               i.max_attempts, $9, $9, $10
+          FROM items i
+    ),
+    leased AS (
+        INSERT INTO %1$s.%6$I (lease_slot, lease_generation, ready_slot, ready_generation, job_id, queue, state,
+                               priority, attempt, run_lease, max_attempts, lane_seq, enqueue_shard, heartbeat_at,
+                               deadline_at, attempted_at, claim_slot, receipt_id, batch_id, batch_index)
+        SELECT $11, $12, $7, $5, i.job_id, $1, 'running', $2, (i.attempt + 1)::smallint, i.run_lease + 1,
+               i.max_attempts, i.lane_seq, $3, $9, $10, $9, $8, i.rid, 0, 0
+          FROM items i
+    )
+    SELECT 'claimed'::text, i.job_id, i.kind, $1, i.args, $2, (i.attempt + 1)::smallint, i.run_lease + 1,
+           i.max_attempts, i.lane_seq, $3, $7, $5, $8, 0::bigint, 0, i.rid, $9, $10, i.created_at, i.payload, $11
+      FROM items i
+     ORDER BY i.idx
+    $q$, '${schema}', 'ready_entries_' || p_ready_slot, 'ready_tombstones_' || p_ready_slot,
+         'ready_claim_attempt_batches_' || p_ready_slot, 'lease_claims_' || v_claim_slot, 'leases_' || v_lease_slot)
+    USING p_queue, p_priority, p_shard, p_from_lane_seq, p_ready_generation, p_limit, p_ready_slot, v_claim_slot,
+          v_claimed_at, v_deadline, v_lease_slot, v_lease_gen;
+END
+$$;
+
 -- Heartbeat evidence for long attempts (docs/design/delivery-contract.md): per-attempt locks first, then in a new statement upsert
 -- attempt_state only for attempts whose receipt (compact item, or row-local claim not yet fenced) is still open. One statement for all of a process's
 -- long-running attempts, carrying buffered progress where there is some (NULL keeps the stored progress); short
