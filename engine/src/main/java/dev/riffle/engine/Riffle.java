@@ -94,7 +94,7 @@ public final class Riffle implements Disposable {
         this.inFlight = new InFlight(clock);
         this.enqueuer = new Enqueuer(db, config.maxArgsBytes());
         this.completer = new CompletionBatcher(db, inFlight, config.completionBatchSize(), config.completionWindow(),
-                config.completionFlushConcurrency(), scheduler, clock);
+                config.completionFlushConcurrency(), scheduler, clock, config.dlqByDefault());
         this.advancer = new CursorAdvancer(db, config.cursorAdvanceDelay(), scheduler);
         this.listener = new WakeupListener(direct, NotifyChannels.of(config.schema()), clock, scheduler);
         this.heartbeater = new Heartbeater(db, inFlight, config.maintenance().heartbeatInterval(), scheduler);
@@ -102,7 +102,7 @@ public final class Riffle implements Disposable {
                 config.maxArgsBytes());
         // Everything a delivered attempt calls back into exists before the first claim can hand one out.
         this.claimer = new Claimer(db, advancer, new AttemptServices(completer, heartbeater, callbacks), inFlight,
-                config::dlqForClaimed, clock);
+                clock);
         this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
         this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault(),
                 scheduler, config.clock());

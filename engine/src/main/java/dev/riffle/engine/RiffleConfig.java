@@ -100,17 +100,16 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
     }
 
     /**
-     * Whether terminal failures of {@code queue} go to the DLQ.
+     * Whether terminal failures of {@code queue} go to the DLQ by this engine's configuration: the queue's
+     * {@link QueueConfig#dlq()} if set, else {@link #dlqByDefault()}. The policy every exit path applies is the one
+     * recorded in the schema: each engine records its explicit queue policies at start (the last to start wins, for
+     * every engine's exits alike), and only a queue with no recorded policy falls back to the default of the engine
+     * that runs the exit (docs/design/delivery-contract.md).
      *
      * @throws dev.riffle.engine.api.InvalidJobException when {@code queue} is not a valid queue name
      */
     public boolean dlqFor(String queue) {
-        return dlqForClaimed(NewJob.checkName("queue", queue));
-    }
-
-    /** {@link #dlqFor(String)} for a queue name read back from the database, valid by its CHECK: the claim path. */
-    boolean dlqForClaimed(String queue) {
-        QueueConfig q = queues.get(queue);
+        QueueConfig q = queues.get(NewJob.checkName("queue", queue));
         return q != null && q.dlq() != null ? q.dlq() : dlqByDefault;
     }
 

@@ -21,6 +21,16 @@ LANGUAGE sql STABLE AS $$
                      WHERE s.job_id = p_job_id AND s.run_lease = p_run_lease) AS progress) a
 $$;
 
+-- A queue's DLQ policy, the one rule every exit path applies (docs/design/delivery-contract.md, DLQ policy): the
+-- policy recorded for the queue in queue_meta (written at engine start from an explicit QueueConfig.dlq; the last
+-- engine to start wins) decides; p_default, the dlqByDefault of the engine running the exit, decides only for a queue
+-- with no recorded policy. Handler exits and maintenance exits read the same row, so two engines can no longer route
+-- one queue's failures differently.
+CREATE OR REPLACE FUNCTION ${schema}.dlq_for(p_queue text, p_default boolean) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT m.dlq_enabled FROM ${schema}.queue_meta m WHERE m.queue = p_queue), p_default)
+$$;
+
 -- How an exit routes, given the attempt's count and the queue's DLQ policy: one definition for every close path.
 CREATE OR REPLACE FUNCTION ${schema}.exit_disposition(p_exit text, p_attempt int, p_max_attempts int, p_dlq boolean) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
@@ -160,7 +170,7 @@ $$;
 --      writes the disposition:
 --        complete -> compact terminal row (receipt_completion_batches), one per lane group;
 --        retry with attempts left -> deferred 'retryable' at now + delay (or the backoff), error appended;
---        retry with none left, or fail -> narrow done_entries 'failed' (+ count delta), or dlq_entries when p_dlq;
+--        retry with none left, or fail -> narrow done_entries 'failed' (+ count delta), or dlq_entries when dlq_for(queue, p_dlq);
 --        snooze -> deferred 'scheduled' at now + delay, the attempt is given back;
 --        cancel -> narrow done_entries 'cancelled' (+ count delta).
 -- p_exits: 'complete' | 'retry' | 'snooze' | 'fail' | 'cancel', and for maintenance 'rescue' (stale worker),
@@ -252,12 +262,9 @@ BEGIN
                                          ORDER BY n DESC LIMIT 10) last10))
                    END AS new_payload
               FROM ok
-              -- Maintenance exits run in SQL and know only the engine default: a queue's own DLQ policy, recorded
-              -- in queue_meta by the engines that configure it, takes precedence for them.
-              CROSS JOIN LATERAL (SELECT CASE WHEN ok.ex IN ('rescue', 'deadline', 'callback_timeout')
-                                              THEN coalesce((SELECT m.dlq_enabled FROM ${schema}.queue_meta m
-                                                              WHERE m.queue = ok.queue), ok.dlq)
-                                              ELSE ok.dlq END AS dlq) dq
+              -- Every exit, a handler's or maintenance's, routes by the queue's recorded policy (dlq_for); the
+              -- flag passed in is only the caller's default for a queue with none.
+              CROSS JOIN LATERAL (SELECT ${schema}.dlq_for(ok.queue, ok.dlq) AS dlq) dq
               JOIN ${schema}.ready_entries r
                 ON r.ready_slot = ok.ready_slot AND r.queue = ok.queue AND r.priority = ok.priority
                AND r.enqueue_shard = ok.enqueue_shard AND r.lane_seq = ok.lane_seq
@@ -403,7 +410,8 @@ BEGIN
                                          AND e.run_lease = c.run_lease
                                        WHERE c.claim_slot = x.cs AND c.job_id = x.jid AND c.run_lease = x.rl
                                          AND c.receipt_id = x.rid AND x.ex NOT IN ('rescue', 'deadline', 'callback_timeout')
-                                         AND e.outcome = ${schema}.exit_disposition(x.ex, c.attempt, c.max_attempts, x.dlq))
+                                         AND e.outcome = ${schema}.exit_disposition(x.ex, c.attempt, c.max_attempts,
+                                                                                   ${schema}.dlq_for(c.queue, x.dlq)))
                               THEN 'applied_before'
                          WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claims c
                                        WHERE c.claim_slot = x.cs AND c.job_id = x.jid AND c.run_lease = x.rl
@@ -423,7 +431,8 @@ BEGIN
                               WHERE b.claim_slot = x.cs AND b.batch_id = x.bid
                                 AND x.ex NOT IN ('rescue', 'deadline', 'callback_timeout')
                                 AND c.outcome = ${schema}.exit_disposition(x.ex, b.attempts[x.idx], b.max_attempts[x.idx],
-                                                                           x.dlq)) THEN 'applied_before'
+                                                                           ${schema}.dlq_for(b.queue, x.dlq)))
+                     THEN 'applied_before'
                 WHEN EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
                               WHERE c.claim_slot = x.cs AND c.receipt_ranges @> x.rid) THEN 'already_closed'
                 ELSE 'stale' END,

@@ -37,7 +37,7 @@ class CompletionGuardIT {
             Receipt r = job.receipt();
             Receipt forged = new Receipt(r.claimSlot(), r.batchId(), r.batchIndex(), r.receiptId(),
                     r.jobId(), r.runLease() + 1);
-            assertThatThrownBy(() -> Internals.completer(riffle).finish(forged, dev.riffle.engine.api.JobOutcome.complete(), false, false).block(Engines.TIMEOUT))
+            assertThatThrownBy(() -> Internals.completer(riffle).finish(forged, dev.riffle.engine.api.JobOutcome.complete(), false).block(Engines.TIMEOUT))
                     .isInstanceOfSatisfying(AttemptRejectedException.class,
                             e -> assertThat(e.reason()).isEqualTo(AttemptRejectedException.Reason.STALE));
             assertThat(closuresOf(db, job)).isZero();
@@ -72,7 +72,7 @@ class CompletionGuardIT {
             for (Job j : jobs) {
                 ClaimedJob cj = (ClaimedJob) j;
                 for (Riffle engine : List.of(a, b)) {
-                    racers.add(Internals.completer(engine).finish(cj.receipt(), dev.riffle.engine.api.JobOutcome.complete(), false, false)
+                    racers.add(Internals.completer(engine).finish(cj.receipt(), dev.riffle.engine.api.JobOutcome.complete(), false)
                             .doOnSuccess(v -> accepted.incrementAndGet())
                             .onErrorResume(AttemptRejectedException.class, e -> {
                                 rejected.incrementAndGet();

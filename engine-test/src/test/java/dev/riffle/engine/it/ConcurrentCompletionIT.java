@@ -114,7 +114,7 @@ class ConcurrentCompletionIT {
                     for (int i = 0; i < perThread; i++) {
                         long id = base + i;
                         Receipt forged = new Receipt(0, id, 1, id, id, 1);
-                        Internals.completer(riffle).finish(forged, JobOutcome.complete(), false, false).subscribe(
+                        Internals.completer(riffle).finish(forged, JobOutcome.complete(), false).subscribe(
                                 v -> {},
                                 e -> {
                                     if (e instanceof AttemptRejectedException r

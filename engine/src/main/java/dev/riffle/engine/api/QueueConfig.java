@@ -9,7 +9,9 @@ import java.util.Objects;
  * @param name queue name
  * @param deadline hard deadline of every attempt claimed from this queue; {@link Duration#ZERO} (the default)
  *                 means no deadline, and the claim batch's {@code deadline_at} is NULL
- * @param dlq whether terminal failures of this queue go to the DLQ; null means the engine default
+ * @param dlq whether terminal failures of this queue go to the DLQ; null means the engine default. An explicit value
+ *            is recorded in the schema at engine start and applied by every engine's exits (the last engine to
+ *            start wins; docs/design/delivery-contract.md)
  * @param materialize whether claims of this queue materialize at claim time into a mutable lease (a
  *                    {@code leases} row plus a row-local receipt) instead of a compact claim batch. Default false:
  *                    short jobs should stay compact. Turn it on for queues whose attempts run long or wait for

@@ -28,7 +28,6 @@ public final class ClaimedJob implements Job {
     private final @Nullable Instant deadlineAt;
     private final Receipt receipt;
     private final AttemptServices services;
-    private final boolean dlq;
     private final @Nullable String payloadJson;
     private final java.util.concurrent.atomic.AtomicReference<@Nullable String> pendingProgress =
             new java.util.concurrent.atomic.AtomicReference<>();
@@ -41,7 +40,7 @@ public final class ClaimedJob implements Job {
     /** Creates the attempt. */
     public ClaimedJob(long id, long runLease, int attempt, int maxAttempts, String kind, String queue, int priority,
                       String argsJson, Instant createdAt, Instant claimedAt, @Nullable Instant deadlineAt,
-                      Receipt receipt, AttemptServices services, boolean dlq, @Nullable String payloadJson,
+                      Receipt receipt, AttemptServices services, @Nullable String payloadJson,
                       long deliveredNanos) {
         this.id = id;
         this.runLease = runLease;
@@ -56,7 +55,6 @@ public final class ClaimedJob implements Job {
         this.deadlineAt = deadlineAt;
         this.receipt = receipt;
         this.services = services;
-        this.dlq = dlq;
         this.payloadJson = payloadJson;
         this.deliveredNanos = deliveredNanos;
     }
@@ -125,13 +123,13 @@ public final class ClaimedJob implements Job {
 
     @Override
     public Mono<Void> complete() {
-        return Mono.defer(() -> services.closer().finish(receipt, JobOutcome.complete(), dlq, leased));
+        return Mono.defer(() -> services.closer().finish(receipt, JobOutcome.complete(), leased));
     }
 
     @Override
     public Mono<Void> finish(JobOutcome outcome) {
         java.util.Objects.requireNonNull(outcome, "outcome");
-        return Mono.defer(() -> services.closer().finish(receipt, outcome, dlq, leased));
+        return Mono.defer(() -> services.closer().finish(receipt, outcome, leased));
     }
 
     /** Gives the attempt back unconsumed; for attempts that were never handed to a handler. */
@@ -160,10 +158,6 @@ public final class ClaimedJob implements Job {
         return deliveredNanos;
     }
 
-    /** Whether a terminal or retry outcome for this queue goes to the DLQ. */
-    public boolean dlq() {
-        return dlq;
-    }
 
     @Override
     public String toString() {

@@ -42,7 +42,6 @@ public final class Claimer {
     private final AttemptServices services;
     private final EngineClock clock;
     private final InFlight inFlight;
-    private final java.util.function.Predicate<String> dlqPolicy;
     private final AtomicLong claimBatches = new AtomicLong();
     private final AtomicLong claimedJobs = new AtomicLong();
     private final AtomicLong emptyClaims = new AtomicLong();
@@ -50,13 +49,12 @@ public final class Claimer {
 
     /** Creates the claimer; every job it hands out is wired to {@code services} from the start. */
     public Claimer(Db db, CursorAdvancer advancer, AttemptServices services, InFlight inFlight,
-                   java.util.function.Predicate<String> dlqPolicy, EngineClock clock) {
+                   EngineClock clock) {
         this.db = db;
         this.advancer = advancer;
         this.services = services;
         this.clock = clock;
         this.inFlight = inFlight;
-        this.dlqPolicy = dlqPolicy;
     }
 
     /**
@@ -121,7 +119,7 @@ public final class Claimer {
                 row.get("priority", Integer.class), args == null ? "{}" : args.asString(),
                 row.get("created_at", OffsetDateTime.class).toInstant(),
                 row.get("claimed_at", OffsetDateTime.class).toInstant(),
-                deadline == null ? null : deadline.toInstant(), receipt, services, dlqPolicy.test(queue),
+                deadline == null ? null : deadline.toInstant(), receipt, services,
                 payloadText(row.get("payload", Json.class)), clock.nanos());
         if (row.get("lease_slot", Integer.class) != null) {
             job.markLeased();

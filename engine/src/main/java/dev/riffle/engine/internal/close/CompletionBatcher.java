@@ -42,7 +42,7 @@ public final class CompletionBatcher implements AttemptCloser {
     static final Duration FLUSH_RETRY_MAX_BACKOFF = Duration.ofSeconds(3);
 
     /** An outcome to record; a null outcome means "release": the attempt was claimed but never handed out. */
-    private record Pending(Receipt receipt, @org.jspecify.annotations.Nullable JobOutcome outcome, boolean dlq,
+    private record Pending(Receipt receipt, @org.jspecify.annotations.Nullable JobOutcome outcome,
                            boolean leased, MonoSink<Void> sink) {
         /** Compact successes take the cheap path; a lease must be ended by the general one. */
         boolean isCompactComplete() {
@@ -65,13 +65,17 @@ public final class CompletionBatcher implements AttemptCloser {
     private final java.util.concurrent.atomic.AtomicBoolean timerArmed = new java.util.concurrent.atomic.AtomicBoolean();
     private final Sinks.Empty<Void> terminated = Sinks.empty();
     private final Outage outage;
+    private final boolean dlqDefault;
     private volatile boolean shutdown;
     /** Set when the engine gives up on buffered outcomes: transient flush failures are no longer retried. */
     private volatile boolean abandoned;
 
-    /** Creates the batcher. */
+    /**
+     * Creates the batcher. {@code dlqDefault} is this engine's {@code dlqByDefault}: sent with every exit, it decides
+     * only for a queue with no policy recorded in {@code queue_meta} (SQL {@code dlq_for}).
+     */
     public CompletionBatcher(Db db, InFlight inFlight, int batchSize, Duration window, int flushConcurrency, Scheduler timer,
-                             EngineClock clock) {
+                             EngineClock clock, boolean dlqDefault) {
         this.db = db;
         this.inFlight = inFlight;
         this.batchSize = batchSize;
@@ -79,12 +83,13 @@ public final class CompletionBatcher implements AttemptCloser {
         this.flushConcurrency = flushConcurrency;
         this.timer = timer;
         this.outage = new Outage(clock);
+        this.dlqDefault = dlqDefault;
     }
 
     /** Records {@code outcome} for the attempt; {@code leased} when a materialized lease manages it. Cold. */
     @Override
-    public Mono<Void> finish(Receipt receipt, JobOutcome outcome, boolean dlq, boolean leased) {
-        return submit(receipt, java.util.Objects.requireNonNull(outcome, "outcome"), dlq, leased);
+    public Mono<Void> finish(Receipt receipt, JobOutcome outcome, boolean leased) {
+        return submit(receipt, java.util.Objects.requireNonNull(outcome, "outcome"), leased);
     }
 
     /**
@@ -93,10 +98,10 @@ public final class CompletionBatcher implements AttemptCloser {
      */
     @Override
     public Mono<Void> release(Receipt receipt, boolean leased) {
-        return submit(receipt, null, false, leased);
+        return submit(receipt, null, leased);
     }
 
-    private Mono<Void> submit(Receipt receipt, @org.jspecify.annotations.Nullable JobOutcome outcome, boolean dlq,
+    private Mono<Void> submit(Receipt receipt, @org.jspecify.annotations.Nullable JobOutcome outcome,
                               boolean leased) {
         return Mono.<Void>create(sink -> {
             if (shutdown && outcome != null) {
@@ -104,7 +109,7 @@ public final class CompletionBatcher implements AttemptCloser {
                 return;
             }
             // The count can never go below zero (CountedQueue), so a pump never takes a slot for nothing.
-            int n = pending.add(new Pending(receipt, outcome, dlq, leased, sink));
+            int n = pending.add(new Pending(receipt, outcome, leased, sink));
             if (n >= batchSize) {
                 pump(true);
             } else if (timerArmed.compareAndSet(false, true)) {
@@ -204,7 +209,7 @@ public final class CompletionBatcher implements AttemptCloser {
             jobIds[i] = r.jobId();
             leases[i] = r.runLease();
             receipts[i] = r.receiptId();
-            dlqs[i] = p.dlq();
+            dlqs[i] = dlqDefault;
             leasedFlags[i] = p.leased();
             JobOutcome o = p.outcome();
             if (o == null) {
