@@ -165,12 +165,9 @@ public final class Maintenance {
                                 int slot = row.get("slot", Integer.class);
                                 long gen = row.get("generation", Long.class);
                                 int n = row.get("slot_count", Integer.class);
-                                List<Integer> sealed = new ArrayList<>();
-                                int initialized = (int) Math.min(gen + 1, n);
-                                for (int k = initialized - 1; k >= 1; k--) {
-                                    sealed.add(Math.floorMod(slot - k, n));
-                                }
-                                return new RingStatus(ring, slot, gen, n, List.copyOf(sealed), m.lastRotate(),
+                                // Which slots are sealed is ring arithmetic SQL owns (ring_sealed_slots).
+                                Integer[] sealed = row.get("sealed_slots", Integer[].class);
+                                return new RingStatus(ring, slot, gen, n, List.of(sealed), m.lastRotate(),
                                         m.lastPrune(), m.lastPruneAt(), m.pruned(), m.backoffLevel());
                             })
                     .single();

@@ -38,6 +38,17 @@ BEGIN
 END
 $$;
 
+-- The ring's sealed slots, oldest first: every slot a rotation has initialized except the current one, walking back
+-- from the cursor (docs/design/rings-and-proofs.md). The one definition of that arithmetic; Maintenance.status()
+-- reports it as it is.
+CREATE OR REPLACE FUNCTION ${schema}.ring_sealed_slots(p_ring text) RETURNS int[]
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(array_agg(((c.slot - k) % s.n + s.n) % s.n ORDER BY k DESC), '{}')
+      FROM ${schema}.ring_cursor(p_ring) c
+     CROSS JOIN (SELECT ${schema}.ring_slot_count(p_ring) AS n) s
+     CROSS JOIN LATERAL generate_series(1, least(c.generation + 1, s.n)::int - 1) k
+$$;
+
 -- True when any child of the ring's slot holds a row (physical, generation-agnostic: docs/design/rings-and-proofs.md).
 CREATE OR REPLACE FUNCTION ${schema}.ring_slot_busy(p_ring text, p_slot int) RETURNS boolean
 LANGUAGE plpgsql VOLATILE AS $$

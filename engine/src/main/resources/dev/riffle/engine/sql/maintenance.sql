@@ -42,7 +42,8 @@ SELECT job_id, run_lease FROM ${schema}.heartbeat($1::int[], $2::bigint[], $3::b
 SELECT ${schema}.upgrade_guard() AS legacy_rows
 
 -- name: ring_status
-SELECT r.slot, r.generation, ${schema}.ring_slot_count($1::text) AS slot_count
+SELECT r.slot, r.generation, ${schema}.ring_slot_count($1::text) AS slot_count,
+       ${schema}.ring_sealed_slots($1::text) AS sealed_slots
   FROM ${schema}.ring_cursor($1::text) r
 
 -- name: rescue_leases
