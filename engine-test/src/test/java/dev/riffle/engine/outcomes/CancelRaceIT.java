@@ -102,6 +102,29 @@ class CancelRaceIT extends ProbeIT {
             OutcomeKit.close(riffle);
         }
     }
+    /**
+     * Takes the order-running claim head with NOWAIT, trying up to {@code tries} times 20 ms apart inside a savepoint
+     * each (the worker's transaction keeps its attempt lock); rethrows the last lock failure.
+     */
+    private static void headRowFreeWithin(Connection worker, int tries) throws Exception {
+        java.sql.SQLException last = null;
+        for (int i = 0; i < tries; i++) {
+            java.sql.Savepoint sp = worker.setSavepoint();
+            try (Statement st = worker.createStatement()) {
+                st.execute("SELECT 1 FROM queue_claim_heads WHERE queue = 'order-running' FOR UPDATE NOWAIT");
+                return;
+            } catch (java.sql.SQLException e) {
+                if (!"55P03".equals(e.getSQLState())) {
+                    throw e;
+                }
+                last = e;
+                worker.rollback(sp);
+                Thread.sleep(20);
+            }
+        }
+        throw last;
+    }
+
     /** Waits until {@code n} statements of this schema that mention {@code fragment} wait on an advisory lock. */
     private void awaitAdvisoryWaiters(String fragment, int n) {
         String needle = db.schema() + "\"." + fragment;
@@ -131,14 +154,13 @@ class CancelRaceIT extends ProbeIT {
             CompletableFuture<CancelResult> cancel = riffle.admin().cancel(id).toFuture();
             awaitAdvisoryWaiters("cancel_job", 1);
 
-            // NOWAIT: the row must be free right now, while the cancel waits. Waiting for it instead would close the
-            // cycle and PostgreSQL would abort one side with 40P01 after deadlock_timeout (the cancel, as the older
-            // waiter), which the admin API's conflict retry would then hide from this test.
-            assertThatCode(() -> {
-                try (Statement st = worker.createStatement()) {
-                    st.execute("SELECT 1 FROM queue_claim_heads WHERE queue = 'order-running' FOR UPDATE NOWAIT");
-                }
-            }).as("the claim head row, taken while the cancel waits on the attempt lock").doesNotThrowAnyException();
+            // NOWAIT: the row must be free while the cancel waits. Waiting for it instead would close the cycle and
+            // PostgreSQL would abort one side with 40P01 after deadlock_timeout (the cancel, as the older waiter),
+            // which the admin API's conflict retry would then hide from this test. The subscription's own claims and
+            // cursor advances lock the head for a few milliseconds at a time, so a few tries are allowed; a cancel
+            // that held the row would hold it through every one of them.
+            assertThatCode(() -> headRowFreeWithin(worker, 50))
+                    .as("the claim head row, taken while the cancel waits on the attempt lock").doesNotThrowAnyException();
             worker.rollback();
 
             assertThat(cancel.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(CancelResult.CANCELLED_RUNNING);
