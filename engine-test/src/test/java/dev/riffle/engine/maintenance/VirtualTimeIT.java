@@ -45,10 +45,16 @@ class VirtualTimeIT {
     private static final class VirtualClock extends Clock {
         private final VirtualTimeScheduler vts;
         private final Instant origin;
+        private final ZoneId zone;
 
         VirtualClock(VirtualTimeScheduler vts, Instant origin) {
+            this(vts, origin, ZoneOffset.UTC);
+        }
+
+        private VirtualClock(VirtualTimeScheduler vts, Instant origin, ZoneId zone) {
             this.vts = vts;
             this.origin = origin;
+            this.zone = zone;
         }
 
         @Override
@@ -58,12 +64,12 @@ class VirtualTimeIT {
 
         @Override
         public ZoneId getZone() {
-            return ZoneOffset.UTC;
+            return zone;
         }
 
         @Override
         public Clock withZone(ZoneId zone) {
-            throw new UnsupportedOperationException("the engine only reads instants");
+            return new VirtualClock(vts, origin, zone);
         }
     }
 

@@ -21,11 +21,11 @@ import reactor.test.scheduler.VirtualTimeScheduler;
  */
 class InFlightClockTest {
 
-    /** A clock that reads the virtual time of {@code vts}. */
-    private static Clock virtual(VirtualTimeScheduler vts) {
+    /** A clock that reads the virtual time of {@code vts}, in {@code zone}. */
+    private static Clock virtual(VirtualTimeScheduler vts, ZoneId zone) {
         return new Clock() {
-            @Override public ZoneId getZone() { return ZoneOffset.UTC; }
-            @Override public Clock withZone(ZoneId zone) { return this; }
+            @Override public ZoneId getZone() { return zone; }
+            @Override public Clock withZone(ZoneId other) { return virtual(vts, other); }
             @Override public Instant instant() { return Instant.ofEpochMilli(vts.now(TimeUnit.MILLISECONDS)); }
         };
     }
@@ -44,7 +44,7 @@ class InFlightClockTest {
     void heartbeatCandidatesFollowVirtualTime() {
         VirtualTimeScheduler vts = VirtualTimeScheduler.create();
         try {
-            EngineClock clock = EngineClock.of(virtual(vts));
+            EngineClock clock = EngineClock.of(virtual(vts, ZoneOffset.UTC));
             InFlight inFlight = new InFlight(clock);
             inFlight.add(job(7, clock.nanos()));
             Duration interval = Duration.ofMinutes(10);
