@@ -170,10 +170,11 @@ BEGIN
                 SELECT upper(r) INTO v_cur FROM unnest(ev.lane_ranges) r WHERE r @> v_cur;
                 CONTINUE;
             END IF;
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I t WHERE t.queue = $1 AND t.priority = $2
-                               AND t.enqueue_shard = $3 AND t.lane_seq = $4 AND t.ready_generation = $5)',
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I t WHERE t.ready_slot = $6 AND t.queue = $1
+                               AND t.priority = $2 AND t.enqueue_shard = $3 AND t.lane_seq = $4
+                               AND t.ready_generation = $5)',
                            '${schema}', 'ready_tombstones_' || seg.ready_slot)
-               INTO v_dead USING h.q, h.p, h.s, v_cur, seg.ready_generation;
+               INTO v_dead USING h.q, h.p, h.s, v_cur, seg.ready_generation, seg.ready_slot;
             IF v_dead THEN
                 v_cur := v_cur + 1;
                 CONTINUE;
@@ -232,10 +233,10 @@ BEGIN
     WITH sel AS MATERIALIZED (
         SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at, r.payload
           FROM %1$s.%2$I r
-         WHERE r.queue = $1 AND r.priority = $2 AND r.enqueue_shard = $3 AND r.lane_seq >= $4
+         WHERE r.ready_slot = $7 AND r.queue = $1 AND r.priority = $2 AND r.enqueue_shard = $3 AND r.lane_seq >= $4
            AND r.lane_seq < $4 + 2 * $6 AND r.ready_generation = $5
            AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
-                            WHERE t.queue = $1 AND t.priority = $2 AND t.enqueue_shard = $3
+                            WHERE t.ready_slot = $7 AND t.queue = $1 AND t.priority = $2 AND t.enqueue_shard = $3
                               AND t.lane_seq = r.lane_seq AND t.ready_generation = $5)
          ORDER BY r.lane_seq
          LIMIT $6

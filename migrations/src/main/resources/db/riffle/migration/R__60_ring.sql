@@ -168,10 +168,11 @@ BEGIN
              CROSS JOIN LATERAL (SELECT %1$s.seq_next(h.seq_name) AS cur) c
              WHERE EXISTS (
                    SELECT 1 FROM %1$s.%2$I r
-                    WHERE r.queue = h.queue AND r.priority = h.priority AND r.enqueue_shard = h.enqueue_shard
-                      AND r.lane_seq >= c.cur
+                    WHERE r.ready_slot = $1 AND r.queue = h.queue AND r.priority = h.priority
+                      AND r.enqueue_shard = h.enqueue_shard AND r.lane_seq >= c.cur
                       AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
-                                       WHERE t.ready_generation = r.ready_generation AND t.queue = r.queue
+                                       WHERE t.ready_slot = r.ready_slot
+                                         AND t.ready_generation = r.ready_generation AND t.queue = r.queue
                                          AND t.priority = r.priority AND t.enqueue_shard = r.enqueue_shard
                                          AND t.lane_seq = r.lane_seq)
                       AND NOT EXISTS (SELECT 1 FROM %1$s.%4$I e
@@ -181,7 +182,7 @@ BEGIN
                                          AND e.lane_ranges @> r.lane_seq)))
         $q$, '${schema}', 'ready_entries_' || p_slot, 'ready_tombstones_' || p_slot,
              'ready_claim_attempt_batches_' || p_slot)
-       INTO b;
+       INTO b USING p_slot;
     IF b THEN
         RETURN 'pending_ready';
     END IF;
