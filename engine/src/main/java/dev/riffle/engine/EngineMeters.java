@@ -28,5 +28,7 @@ final class EngineMeters {
                     RiffleStats::callbacksResumed),
             gauge(RiffleMetrics.LEADER, "1 while this process is the maintenance leader", s -> s.leader() ? 1 : 0),
             gauge(RiffleMetrics.IN_FLIGHT, "attempts delivered by this process and not finished", RiffleStats::inFlight),
-            gauge(RiffleMetrics.LISTENING, "1 while the LISTEN connection is up", s -> s.listening() ? 1 : 0));
+            gauge(RiffleMetrics.LISTENING, "1 while the LISTEN connection is up", s -> s.listening() ? 1 : 0),
+            gauge(RiffleMetrics.CLAIMS_RUNNING, "claim statements of this process in flight",
+                    RiffleStats::claimsRunning));
 }

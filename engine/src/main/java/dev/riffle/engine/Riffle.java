@@ -135,11 +135,8 @@ public final class Riffle implements Disposable {
                     url.password(), url.options(), config.applicationName());
             ConnectionPool pool = Connections.pool(endpoint, config.schema(), config.poolSize());
             PostgresqlConnectionFactory direct = Connections.factory(endpoint, "listen");
-            Map<String, Boolean> dlqPolicies = new java.util.LinkedHashMap<>();
-            config.queues().values().stream().filter(q -> q.dlq() != null)
-                    .forEach(q -> dlqPolicies.put(q.name(), q.dlq()));
             return migrate
-                    .then(StartupChecks.run(new Db(pool, sql), config.schema(), dlqPolicies))
+                    .then(StartupChecks.run(new Db(pool, sql), config.schema(), config.queues().values()))
                     .then(Mono.fromCallable(() -> new Riffle(config, pool, direct, sql)))
                     .onErrorResume(e -> pool.disposeLater().then(Mono.error(e)));
         });
@@ -179,6 +176,10 @@ public final class Riffle implements Disposable {
      * @throws dev.riffle.engine.api.InvalidJobException when a queue name is invalid
      */
     public Flux<Job> subscribe(String... queues) {
+        return subscribe(0, queues);
+    }
+
+    private Flux<Job> subscribe(int prefetch, String... queues) {
         if (queues.length == 0) {
             throw new IllegalArgumentException("subscribe needs at least one queue");
         }
@@ -195,7 +196,8 @@ public final class Riffle implements Disposable {
             materialize[i] = qc.materialize();
         }
         ClaimLoop.Settings settings = new ClaimLoop.Settings(qs, deadlines, materialize, config.maxClaimBatch(),
-                config.pollInterval(), config.safetyPollInterval(), config.busyRetryDelay(), config.claimLinger());
+                config.pollInterval(), config.safetyPollInterval(), config.busyRetryDelay(), config.claimLinger(),
+                config.claimConcurrency(), prefetch);
         return Flux.defer(() -> closed.get()
                 ? Flux.error(new RiffleShutdownException("engine is closed"))
                 : ClaimLoop.flux(claimer, settings, scheduler, clock, listener, liveSubscriptions));
@@ -204,8 +206,22 @@ public final class Riffle implements Disposable {
     /**
      * Runs handlers over one or more queues: each delivered job goes to the handler registered for its kind, with
      * at most {@code concurrency} handlers running at once (that is also the subscription's demand, so at most
-     * that many jobs are claimed and not finished). The handler's outcome is recorded exactly once: an error is a
+     * that many jobs are claimed and not yet handled). The handler's outcome is recorded exactly once: an error is a
      * retry with the queue's backoff while attempts remain; an unknown kind fails terminally with a clear reason.
+     *
+     * <p>With {@link RiffleConfig#workPrefetch()} on (the default), up to {@code concurrency} more jobs are claimed
+     * ahead of the running handlers, so the next claim overlaps the handlers of the last one; they wait claimed (and
+     * heartbeated) until a slot is free, and are released at once when the {@code Flux} is cancelled or the engine
+     * closes. Queues with a deadline or materialized leases are never claimed ahead.
+     *
+     * <p>A handler's slot is free as soon as the handler has finished and its outcome is queued for the completion
+     * batcher; the outcome becomes durable in a later batch. Up to {@link RiffleConfig#workPendingOutcomes()}
+     * outcomes may wait for durability at once; beyond that finished handlers keep their slots until one lands. Each
+     * {@link JobResult} is emitted once its outcome is durable ({@code accepted == true}) or could not be recorded.
+     * The delivery contract is unchanged: an outcome not yet durable when the process dies leaves its attempt open,
+     * and rescue delivers the job again (at least once). With {@code subscribe(...)}, {@link Job#complete()} waits for
+     * durability; to free slots the same way, run the handler in one {@code flatMap} and the outcome in a second
+     * (README, "Handler slots and durability").
      *
      * <p>The engine owns the handler's subscription: when the attempt is taken away while the handler runs (an
      * operator's {@link RiffleAdmin#cancel(long)}, or a rescue), the handler's {@code Mono} is cancelled, nothing
@@ -226,9 +242,33 @@ public final class Riffle implements Disposable {
                     + concurrency);
         }
         HandlerRunner runner = new HandlerRunner(byKind, outcomeFailures);
-        return subscribe(queues).flatMap(runner::run, concurrency, 1);
+        // Two stages, so a handler's slot is free once its handler finished and its outcome is queued for the
+        // batcher, not once that outcome is durable: the first bounds running handlers (and the subscription's
+        // demand, hence what is claimed), the second bounds outcomes waiting for durability. A full second stage
+        // stops taking outcomes, so finished handlers keep their slots until one lands (backpressure).
+        return subscribe(workPrefetch(concurrency, queues), queues)
+                .flatMap(runner::handle, concurrency, 1)
+                .flatMap(runner::record, config.workPendingOutcomes(), 1);
     }
 
+
+    /**
+     * How many jobs {@code work(...)} claims ahead of its running handlers: one more window ({@code concurrency}) when
+     * {@link RiffleConfig#workPrefetch()} is on, so the next claim runs while the handlers of the last one do; none
+     * for queues with a deadline or materialized leases, whose attempts must not wait claimed behind others.
+     */
+    private int workPrefetch(int concurrency, String... queues) {
+        if (!config.workPrefetch()) {
+            return 0;
+        }
+        for (String q : queues) {
+            QueueConfig qc = config.queue(q);
+            if (!qc.deadline().isZero() || qc.materialize()) {
+                return 0;
+            }
+        }
+        return concurrency;
+    }
 
     /** Operator actions: cancel, DLQ. */
     public RiffleAdmin admin() {
@@ -260,7 +300,8 @@ public final class Riffle implements Disposable {
                 completer.flushes(), completer.completed(), completer.closed(), completer.rejected(),
                 inFlight.size(), listener.isListening(), maintenance.isLeader(), maintenance.staleRescued(),
                 maintenance.deadlineRescued(), maintenance.prunedSlots(), maintenance.leaseRescued(),
-                callbacks.registered(), callbacks.resumed(), claimer.lockDetours());
+                callbacks.registered(), callbacks.resumed(), claimer.lockDetours(), claimer.running(),
+                claimer.peakRunning());
     }
 
 

@@ -33,6 +33,19 @@ import reactor.core.scheduler.Schedulers;
  *                    more before claiming, so claims stay batches rather than single jobs
  * @param cursorAdvanceDelay coalescing window for post-commit claim cursor advances
  * @param maxArgsBytes largest accepted args JSON, in UTF-8 bytes
+ * @param workPendingOutcomes outcomes one {@code work(...)} call has queued for the completion batcher and that are
+ *                            not durable yet, at most. A handler's slot is free once its outcome is queued; when
+ *                            this many wait for durability, finished handlers hold their slots until one lands
+ *                            (backpressure on the completion side). Outcomes lost with the process are attempts
+ *                            left open, which rescue delivers again: the bound is also how many jobs a crash can
+ *                            redeliver beyond the running handlers
+ * @param workPrefetch whether {@code work(...)} claims up to one more window of jobs (its concurrency) ahead of
+ *                     its running handlers, so a claim overlaps handling; never for queues with a deadline or
+ *                     materialized leases. Default true; turn it off when handlers run long and several
+ *                     processes share a queue, so no job waits claimed behind a slow handler
+ * @param claimConcurrency claims one subscription keeps in flight at once, at most (each on a different lane:
+ *                         a lane's head is locked by the claim that reads it). More than one only when the
+ *                         subscriber's demand is larger than one claim takes and the last claim came back full
  * @param queues per-queue settings (deadline, DLQ policy); queues not listed use {@link QueueConfig#of(String)}
  * @param dlqByDefault whether exhausted or failed jobs go to the DLQ when their queue does not say (default true)
  * @param maintenance maintenance leader settings
@@ -49,6 +62,7 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
                            int maxClaimBatch, int completionBatchSize, Duration completionWindow,
                            int completionFlushConcurrency, Duration pollInterval, Duration safetyPollInterval,
                            Duration busyRetryDelay, Duration claimLinger, Duration cursorAdvanceDelay, int maxArgsBytes,
+                           int workPendingOutcomes, boolean workPrefetch, int claimConcurrency,
                            Map<String, QueueConfig> queues, boolean dlqByDefault, MaintenanceConfig maintenance,
                            @Nullable Object meterRegistry, Clock clock, Scheduler scheduler) {
 
@@ -76,6 +90,10 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
     public static final Duration DEFAULT_CURSOR_ADVANCE_DELAY = Duration.ofMillis(20);
     /** Default args limit: 256 KiB. */
     public static final int DEFAULT_MAX_ARGS_BYTES = 256 * 1024;
+    /** Default bound on outcomes per {@code work(...)} call queued but not yet durable: {@value}. */
+    public static final int DEFAULT_WORK_PENDING_OUTCOMES = 1024;
+    /** Default claims in flight per subscription: {@value} (docs/benchmarks.md). */
+    public static final int DEFAULT_CLAIM_CONCURRENCY = 2;
 
     /** Validates and freezes. */
     public RiffleConfig {
@@ -86,6 +104,8 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
         requireRange("completionBatchSize", completionBatchSize, 1, 10_000);
         requireRange("completionFlushConcurrency", completionFlushConcurrency, 1, 64);
         requireRange("maxArgsBytes", maxArgsBytes, 2, 64 * 1024 * 1024);
+        requireRange("workPendingOutcomes", workPendingOutcomes, 1, 1_000_000);
+        requireRange("claimConcurrency", claimConcurrency, 1, 64);
         requirePositive("completionWindow", completionWindow);
         requirePositive("pollInterval", pollInterval);
         requirePositive("safetyPollInterval", safetyPollInterval);
@@ -153,6 +173,9 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
         private Duration claimLinger = DEFAULT_CLAIM_LINGER;
         private Duration cursorAdvanceDelay = DEFAULT_CURSOR_ADVANCE_DELAY;
         private int maxArgsBytes = DEFAULT_MAX_ARGS_BYTES;
+        private int workPendingOutcomes = DEFAULT_WORK_PENDING_OUTCOMES;
+        private int claimConcurrency = DEFAULT_CLAIM_CONCURRENCY;
+        private boolean workPrefetch = true;
         private final Map<String, QueueConfig> queues = new LinkedHashMap<>();
         private @Nullable Object meterRegistry;
         private boolean dlqByDefault = true;
@@ -269,6 +292,24 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
             return this;
         }
 
+        /** Outcomes per {@code work(...)} call queued but not durable yet, at most (default {@value RiffleConfig#DEFAULT_WORK_PENDING_OUTCOMES}). */
+        public Builder workPendingOutcomes(int workPendingOutcomes) {
+            this.workPendingOutcomes = workPendingOutcomes;
+            return this;
+        }
+
+        /** Whether {@code work(...)} claims one window ahead of its running handlers (default true). */
+        public Builder workPrefetch(boolean workPrefetch) {
+            this.workPrefetch = workPrefetch;
+            return this;
+        }
+
+        /** Claims in flight per subscription, at most (default {@value RiffleConfig#DEFAULT_CLAIM_CONCURRENCY}). */
+        public Builder claimConcurrency(int claimConcurrency) {
+            this.claimConcurrency = claimConcurrency;
+            return this;
+        }
+
         /** Adds or replaces a queue's settings. */
         public Builder queue(QueueConfig queue) {
             this.queues.put(queue.name(), queue);
@@ -300,7 +341,8 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
             }
             return new RiffleConfig(url, schema, migrate, poolSize, applicationName, maxClaimBatch,
                     completionBatchSize, completionWindow, completionFlushConcurrency, pollInterval,
-                    safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes, queues, dlqByDefault,
+                    safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes,
+                    workPendingOutcomes, workPrefetch, claimConcurrency, queues, dlqByDefault,
                     maintenance, meterRegistry, clock, scheduler);
         }
     }

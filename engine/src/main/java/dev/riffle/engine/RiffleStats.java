@@ -20,8 +20,11 @@ package dev.riffle.engine;
  * @param callbacksRegistered external-wait callbacks registered by this process's handlers
  * @param callbacksResumed callbacks resolved through this process ({@code resumeExternal})
  * @param lockDetours claims that read the queue ring child by child because a prune held a child locked
+ * @param claimsRunning claim statements of this process in flight right now
+ * @param peakClaimsRunning the most claim statements this process had in flight at once since it started
  */
 public record RiffleStats(long claimBatches, long claimedJobs, long emptyClaims, long completionBatches,
                           long completed, long closed, long rejected, int inFlight, boolean listening,
                           boolean leader, long staleRescued, long deadlineRescued, long prunedSlots,
-                          long leaseRescued, long callbacksRegistered, long callbacksResumed, long lockDetours) {}
+                          long leaseRescued, long callbacksRegistered, long callbacksResumed, long lockDetours,
+                          int claimsRunning, int peakClaimsRunning) {}

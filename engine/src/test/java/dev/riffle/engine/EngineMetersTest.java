@@ -25,7 +25,7 @@ class EngineMetersTest {
             "riffle.rescue.deadline", "riffle.prune.truncated", "riffle.rescue.lease", "riffle.callbacks.registered",
             "riffle.callbacks.resumed");
     private static final List<String> GAUGES = List.of("riffle.maintenance.leader", "riffle.jobs.in_flight",
-            "riffle.listener.up");
+            "riffle.listener.up", "riffle.claims.running");
 
     private SimpleMeterRegistry registry;
     private AtomicReference<RiffleStats> current;
@@ -35,7 +35,8 @@ class EngineMetersTest {
     private static RiffleStats stats(long base, int inFlight, boolean listening, boolean leader) {
         // Distinct values per field, so a meter wired to the wrong field reads the wrong number.
         return new RiffleStats(base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7, inFlight,
-                listening, leader, base + 8, base + 9, base + 10, base + 11, base + 12, base + 13, base + 14);
+                listening, leader, base + 8, base + 9, base + 10, base + 11, base + 12, base + 13, base + 14,
+                (int) base + 15, (int) base + 16);
     }
 
     @BeforeEach
@@ -64,7 +65,7 @@ class EngineMetersTest {
                 RiffleMetrics.STALE_RESCUED, RiffleMetrics.DEADLINE_RESCUED, RiffleMetrics.PRUNED_SLOTS,
                 RiffleMetrics.LEASE_RESCUED, RiffleMetrics.CALLBACKS_REGISTERED, RiffleMetrics.CALLBACKS_RESUMED))
                 .containsExactlyElementsOf(COUNTERS);
-        assertThat(List.of(RiffleMetrics.LEADER, RiffleMetrics.IN_FLIGHT, RiffleMetrics.LISTENING))
+        assertThat(List.of(RiffleMetrics.LEADER, RiffleMetrics.IN_FLIGHT, RiffleMetrics.LISTENING, RiffleMetrics.CLAIMS_RUNNING))
                 .containsExactlyElementsOf(GAUGES);
     }
 
@@ -106,6 +107,7 @@ class EngineMetersTest {
         assertThat(gauge(RiffleMetrics.IN_FLIGHT)).isEqualTo(7);
         assertThat(gauge(RiffleMetrics.LEADER)).isEqualTo(1);
         assertThat(gauge(RiffleMetrics.LISTENING)).isEqualTo(1);
+        assertThat(gauge(RiffleMetrics.CLAIMS_RUNNING)).isEqualTo(115);
     }
 
     @Test

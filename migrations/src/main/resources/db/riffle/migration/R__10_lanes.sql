@@ -25,7 +25,48 @@ BEGIN
 END
 $$;
 
--- Create a lane (registry row, both heads, both sequences) if absent. Serialized per lane by an advisory xact
+-- The lane reservation lock key of (queue, priority, shard): the same key reserve_lane takes, derived from the
+-- lane's enqueue sequence name (ensure_lane), so it can be tried before the lane exists.
+CREATE OR REPLACE FUNCTION ${schema}.lane_lock_key(p_queue text, p_priority smallint, p_shard smallint) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT hashtextextended('${schema_name}.lane_e_' || md5(p_queue || ':' || p_priority::text || ':' || p_shard::text), 0)
+$$;
+
+-- The enqueue shard a transaction appends a queue's rows of one priority to, with that shard's reservation lock
+-- taken (docs/design/delivery-contract.md#enqueue-shards). Each shard of a (queue, priority) is its own lane, with
+-- its own cursor, head lock and reservation lock, so claims on different shards run side by side. The preferred
+-- shard is the transaction id modulo the queue's shard count (queue_meta; a queue without a committed row yet has
+-- one): transactions spread over the shards, and one transaction keeps coming back to the shard it already holds
+-- (the lock is re-entrant). A shard held by another open transaction is passed over for the next one, so a
+-- producer transaction left open holds one shard of a lane and nobody queues behind it while another shard is
+-- free. Only the try-locks run in a loop, and they never wait, so no lock cycle can form among them. When every
+-- shard is held: with p_wait, wait for the preferred one (what an unsharded lane always did); without, NULL.
+CREATE OR REPLACE FUNCTION ${schema}.pick_enqueue_shard(p_queue text, p_priority smallint, p_wait boolean)
+RETURNS smallint
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    v_n    int;
+    v_pref int;
+    v_s    smallint;
+BEGIN
+    SELECT m.enqueue_shards INTO v_n FROM ${schema}.queue_meta m WHERE m.queue = p_queue;
+    v_n    := coalesce(v_n, 1);
+    v_pref := (txid_current() % v_n)::int;
+    FOR i IN 0 .. v_n - 1 LOOP
+        v_s := ((v_pref + i) % v_n)::smallint;
+        IF pg_try_advisory_xact_lock(${schema}.lane_lock_key(p_queue, p_priority, v_s)) THEN
+            RETURN v_s;
+        END IF;
+    END LOOP;
+    IF NOT p_wait THEN
+        RETURN NULL;
+    END IF;
+    PERFORM pg_advisory_xact_lock(${schema}.lane_lock_key(p_queue, p_priority, v_pref::smallint));
+    RETURN v_pref::smallint;
+END
+$$;
+
+-- Create a lane (its queue_meta row, both heads, both sequences) if absent. Serialized per lane by an advisory xact
 -- lock; the sequences are created in the caller's transaction, so a rolled-back creator leaves nothing behind.
 CREATE OR REPLACE FUNCTION ${schema}.ensure_lane(p_queue text, p_priority smallint, p_shard smallint) RETURNS text
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
@@ -51,7 +92,8 @@ BEGIN
     EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %s.%I MINVALUE 1 START 1 CACHE 1', '${schema}', v_enq);
     EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %s.%I MINVALUE 1 START 1 CACHE 1', '${schema}', v_claim);
     INSERT INTO ${schema}.queue_meta (queue) VALUES (p_queue) ON CONFLICT DO NOTHING;
-    INSERT INTO ${schema}.queue_lanes (queue, priority) VALUES (p_queue, p_priority) ON CONFLICT DO NOTHING;
+    -- No queue_lanes row: nothing reads that registry, and inserting the (queue, priority) row of a lane whose first
+    -- shard an open producer transaction is creating would wait for that transaction, which sharding must not do.
     INSERT INTO ${schema}.queue_enqueue_heads (queue, priority, enqueue_shard, seq_name)
          VALUES (p_queue, p_priority, p_shard, v_enq);
     INSERT INTO ${schema}.queue_claim_heads (queue, priority, enqueue_shard, seq_name)
@@ -68,7 +110,7 @@ DECLARE
     v_seq   text := ${schema}.ensure_lane(p_queue, p_priority, p_shard);
     v_first bigint;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended('${schema_name}.' || v_seq, 0));
+    PERFORM pg_advisory_xact_lock(${schema}.lane_lock_key(p_queue, p_priority, p_shard));
     v_first := nextval(('${schema}.' || quote_ident(v_seq))::regclass);
     IF p_n > 1 THEN
         PERFORM setval(('${schema}.' || quote_ident(v_seq))::regclass, v_first + p_n - 1, true);
@@ -92,16 +134,35 @@ DECLARE
 BEGIN
     SELECT seq_name INTO v_seq FROM ${schema}.queue_enqueue_heads
      WHERE queue = p_queue AND priority = p_priority AND enqueue_shard = p_shard;
-    IF FOUND AND pg_try_advisory_xact_lock(hashtextextended('${schema_name}.' || v_seq, 0)) THEN
+    IF FOUND AND pg_try_advisory_xact_lock(${schema}.lane_lock_key(p_queue, p_priority, p_shard)) THEN
         RETURN true;
     END IF;
     -- Contended or new lane only: the subtransaction is not paid by the common case above.
     BEGIN
         v_seq := ${schema}.ensure_lane(p_queue, p_priority, p_shard);
-        PERFORM pg_advisory_xact_lock(hashtextextended('${schema_name}.' || v_seq, 0));
+        PERFORM pg_advisory_xact_lock(${schema}.lane_lock_key(p_queue, p_priority, p_shard));
         RETURN true;
     EXCEPTION WHEN lock_not_available THEN
         RETURN false;
     END;
+END
+$$;
+
+-- Take the reservation lock of one enqueue shard of (queue, priority) for promotion, DLQ retry and release, never
+-- queueing behind a producer transaction: a free shard is taken at once (pick_enqueue_shard); when every shard is
+-- held, try_lock_lane's bounded wait on the preferred one lets short holders finish. The lane of the shard taken is
+-- created here if new, under the same bound. True when a shard is locked; the caller's append_ready then picks that
+-- same shard again (it tries the shards in the same order and re-enters the lock it holds).
+CREATE OR REPLACE FUNCTION ${schema}.try_lock_enqueue_shard(p_queue text, p_priority smallint) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    v_s smallint := ${schema}.pick_enqueue_shard(p_queue, p_priority, false);
+    v_n int;
+BEGIN
+    IF v_s IS NULL THEN
+        SELECT m.enqueue_shards INTO v_n FROM ${schema}.queue_meta m WHERE m.queue = p_queue;
+        v_s := (txid_current() % coalesce(v_n, 1))::smallint;
+    END IF;
+    RETURN ${schema}.try_lock_lane(p_queue, p_priority, v_s);
 END
 $$;

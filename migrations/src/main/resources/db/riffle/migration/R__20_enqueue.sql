@@ -11,7 +11,7 @@
 -- statements run with cached generic plans; planning them per call with 16 partitions cost more than the work.
 
 -- Append runnable rows to the queue ring (docs/design/delivery-contract.md): reserve lane positions in a stable
--- (queue, priority) order, read the ring cursor after reserving (so a later reservation never lands in an older
+-- (queue, priority) order, each lane on an enqueue shard of its queue that this transaction can lock (pick_enqueue_shard), read the ring cursor after reserving (so a later reservation never lands in an older
 -- generation), insert the ready rows and one segment per lane, and NOTIFY (delivered on commit, dropped on
 -- rollback). Used by enqueue, promotion and DLQ retry; rows keep their job id, attempt and run_lease.
 CREATE OR REPLACE FUNCTION ${schema}.append_ready(p_job_ids bigint[], p_queues text[], p_kinds text[], p_args jsonb[],
@@ -26,7 +26,9 @@ DECLARE
     v_gen    bigint;
     v_lanes  text[] := '{}';
     v_prios  smallint[] := '{}';
+    v_shards smallint[] := '{}';
     v_firsts bigint[] := '{}';
+    v_shard  smallint;
     v_dummy  int;
     l        record;
 BEGIN
@@ -39,9 +41,11 @@ BEGIN
          GROUP BY x.queue, x.priority
          ORDER BY x.queue, x.priority
     LOOP
+        v_shard  := ${schema}.pick_enqueue_shard(l.queue, l.priority, true);
         v_lanes  := v_lanes || l.queue;
         v_prios  := v_prios || l.priority;
-        v_firsts := v_firsts || ${schema}.reserve_lane(l.queue, l.priority, 0::smallint, l.n);
+        v_shards := v_shards || v_shard;
+        v_firsts := v_firsts || ${schema}.reserve_lane(l.queue, l.priority, v_shard, l.n);
     END LOOP;
 
     SELECT r.slot, r.generation INTO v_slot, v_gen
@@ -55,9 +59,10 @@ BEGIN
                                     created_at, run_at, ord)
     ),
     placed AS (
-        SELECT i.*, ln.first + row_number() OVER (PARTITION BY i.queue, i.priority ORDER BY i.ord) - 1 AS lane_seq
+        SELECT i.*, ln.shard,
+               ln.first + row_number() OVER (PARTITION BY i.queue, i.priority ORDER BY i.ord) - 1 AS lane_seq
           FROM input i
-          JOIN unnest(v_lanes, v_prios, v_firsts) AS ln(queue, priority, first)
+          JOIN unnest(v_lanes, v_prios, v_shards, v_firsts) AS ln(queue, priority, shard, first)
             ON ln.queue = i.queue AND ln.priority = i.priority
     ),
     ready AS (
@@ -65,16 +70,16 @@ BEGIN
                                              run_lease, max_attempts, lane_seq, enqueue_shard, run_at, created_at,
                                              payload)
         SELECT v_slot, v_gen, p.job_id, p.kind, p.queue, p.args, p.priority, p.attempt, p.run_lease, p.max_attempts,
-               p.lane_seq, 0, coalesce(p.run_at, v_now), coalesce(p.created_at, v_now), p.payload
+               p.lane_seq, p.shard, coalesce(p.run_at, v_now), coalesce(p.created_at, v_now), p.payload
           FROM placed p
     ),
     segs AS (
         INSERT INTO ${schema}.ready_segments (ready_slot, ready_generation, queue, priority, enqueue_shard,
                                               first_lane_seq, next_lane_seq, first_run_at, created_at)
-        SELECT v_slot, v_gen, p.queue, p.priority, 0, min(p.lane_seq), max(p.lane_seq) + 1,
+        SELECT v_slot, v_gen, p.queue, p.priority, p.shard, min(p.lane_seq), max(p.lane_seq) + 1,
                min(coalesce(p.run_at, v_now)), v_now
           FROM placed p
-         GROUP BY p.queue, p.priority
+         GROUP BY p.queue, p.priority, p.shard
     )
     -- Data-modifying CTEs always run to completion, whether or not the outer query reads them.
     SELECT 1 INTO v_dummy;

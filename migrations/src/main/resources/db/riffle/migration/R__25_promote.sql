@@ -6,7 +6,7 @@
 -- Promote due deferred jobs into the ready ring (docs/design/maintenance.md): delete up to p_limit due rows (oldest first,
 -- SKIP LOCKED so overlapping leaders never take the same row) and re-append them in the same transaction, so a
 -- leader dying mid-batch loses nothing and duplicates nothing. Keeps job id, attempt, run_lease and payload.
--- Lane locks come first, through try_lock_lane, before any row lock: a lane held by an open producer transaction
+-- Lane locks come first, through try_lock_enqueue_shard, before any row lock: a lane held by an open producer transaction
 -- is skipped, its due rows are not touched (not even row-locked) and wait for a later tick, and the selection is
 -- repeated without the skipped lanes so that their backlog cannot fill the batch and starve every other lane.
 -- Each pass adds at least one skipped lane or ends the loop.
@@ -36,7 +36,7 @@ BEGIN
              WHERE NOT EXISTS (SELECT 1 FROM unnest(v_q, v_p) AS k(q, p) WHERE k.q = c.queue AND k.p = c.priority)
              ORDER BY c.queue, c.priority
         LOOP
-            IF ${schema}.try_lock_lane(l.queue, l.priority, 0::smallint) THEN
+            IF ${schema}.try_lock_enqueue_shard(l.queue, l.priority) THEN
                 v_q := v_q || l.queue;
                 v_p := v_p || l.priority;
             ELSE

@@ -363,7 +363,7 @@ BEGIN
       WHERE p_exits[u.o] IN ('rescue', 'deadline', 'callback_timeout');
 
     -- Released jobs go straight back to the ready ring (through the backlog row, in this same transaction) when
-    -- their lane can be locked without waiting behind a producer transaction (try_lock_lane). A released job whose
+    -- their lane can be locked without waiting behind a producer transaction (try_lock_enqueue_shard). A released job whose
     -- lane is held keeps the backlog row written above, due now, and the next promotion tick after the lane frees
     -- moves it: the close never blocks on a producer, and the job is in exactly one place either way.
     IF 'released' = ANY (v_disp) THEN
@@ -376,7 +376,7 @@ BEGIN
                AND d.state = 'scheduled'
              ORDER BY d.queue, d.priority
         LOOP
-            IF ${schema}.try_lock_lane(v_lane.queue, v_lane.priority, 0::smallint) THEN
+            IF ${schema}.try_lock_enqueue_shard(v_lane.queue, v_lane.priority) THEN
                 v_lane_q := v_lane_q || v_lane.queue;
                 v_lane_p := v_lane_p || v_lane.priority;
             END IF;

@@ -46,7 +46,9 @@ BEGIN
       JOIN ${schema}.queue_claim_heads h
         ON h.queue = re.queue AND h.priority = re.priority AND h.enqueue_shard = re.enqueue_shard
      WHERE re.job_id = p_job_id
-     ORDER BY re.ready_generation DESC, re.lane_seq DESC
+     -- The job's latest ready row: every re-append (retry, release, promotion, rescue) carries a run_lease above
+     -- all earlier rows of the job. Lane positions do not order them: the rows may sit on different shards.
+     ORDER BY re.run_lease DESC, re.ready_generation DESC, re.lane_seq DESC
      LIMIT 1;
     v_ready := FOUND;
     v_rls := v_seen;
@@ -145,7 +147,7 @@ $$;
 -- DLQ retry: move entries back to the ready ring with attempt 0 and their run_lease kept (so the next claim's run
 -- lease is higher than every earlier attempt's evidence). Returns the retried job ids: every requested entry that
 -- was in the DLQ, and only those.
--- An entry whose lane is held by an open producer transaction (try_lock_lane) is not waited for and not refused:
+-- An entry whose lane is held by an open producer transaction (try_lock_enqueue_shard) is not waited for and not refused:
 -- it leaves the DLQ all the same, into the backlog as 'scheduled', due now, and the first promotion tick after the
 -- lane frees makes it ready. So the admin call never blocks behind a producer and never silently does nothing: a
 -- returned id has left the DLQ and will run, either at once or as soon as its lane is free.
@@ -162,7 +164,7 @@ BEGIN
         SELECT DISTINCT d.queue, d.priority FROM ${schema}.dlq_entries d
          WHERE d.job_id = ANY (p_job_ids) ORDER BY d.queue, d.priority
     LOOP
-        IF ${schema}.try_lock_lane(l.queue, l.priority, 0::smallint) THEN
+        IF ${schema}.try_lock_enqueue_shard(l.queue, l.priority) THEN
             v_q := v_q || l.queue;
             v_p := v_p || l.priority;
         END IF;

@@ -3,6 +3,7 @@ package dev.riffle.engine.maintenance;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.riffle.engine.Riffle;
+import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.Ring;
 import dev.riffle.engine.api.RotateOutcome;
@@ -38,7 +39,9 @@ class ClaimAroundPruneLockIT {
 
     @Test
     void aClaimGoesAroundAChildLockedForPruneAndNeverSkipsTheRowsALockedChildHolds(TestDatabase db) throws Exception {
-        Riffle riffle = Fixtures.manual(db);
+        // "span" is one lane (one enqueue shard), so its two batches are positions of the same lane; with more
+        // shards each batch could sit on a lane of its own and the second part would prove nothing.
+        Riffle riffle = Fixtures.manual(db, b -> b.queue(QueueConfig.of("span").withEnqueueShards(1)));
         try {
             // 1. A child the lane does not use is locked (a prune truncating an inert slot): claims go on.
             List<Long> first = Fixtures.enqueue(riffle, "around", 10);

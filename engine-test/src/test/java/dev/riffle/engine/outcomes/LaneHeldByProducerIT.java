@@ -11,6 +11,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.riffle.engine.MaintenanceConfig;
 import dev.riffle.engine.Riffle;
+import dev.riffle.engine.RiffleConfig;
+import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.NewJob;
@@ -38,9 +40,20 @@ import reactor.core.publisher.Mono;
  */
 @RiffleTest
 class LaneHeldByProducerIT extends ProbeIT {
+    /**
+     * Every queue of this class has one enqueue shard, so an open producer holds the whole lane: what these tests
+     * prove is what happens when every shard of a lane is held. Passing a held shard is EnqueueShardsIT's.
+     */
+    private static RiffleConfig.Builder oneShard(RiffleConfig.Builder b) {
+        for (String q : List.of("ja", "jb", "jc", "jd", "jh", "jo", "jr")) {
+            b.queue(QueueConfig.of(q).withEnqueueShards(1));
+        }
+        return b;
+    }
+
     /** Maintenance on, promotion every 100 ms, so "promoted on time" is a matter of a few ticks. */
     private Riffle startWithPromotion() {
-        Riffle riffle = OutcomeKit.start(db, b -> b.maintenance(MaintenanceConfig.builder()
+        Riffle riffle = OutcomeKit.start(db, b -> oneShard(b).maintenance(MaintenanceConfig.builder()
                 .promotionInterval(Duration.ofMillis(100)).leaderRetry(Duration.ofMillis(200)).build()));
         await("a maintenance leader", () -> riffle.maintenance().isLeader());
         return riffle;
@@ -119,7 +132,7 @@ class LaneHeldByProducerIT extends ProbeIT {
     @Test
     void aHeldLaneWhoseDueBacklogFillsTheBatchDoesNotCrowdOutOtherLanes() throws Exception {
         // Batches of two and one batch per pass: the held lane alone has more due rows than a batch holds.
-        Riffle riffle = OutcomeKit.start(db, b -> b.maintenance(OutcomeKit.manualMaintenance()
+        Riffle riffle = OutcomeKit.start(db, b -> oneShard(b).maintenance(OutcomeKit.manualMaintenance()
                 .promotionBatch(2).promotionMaxBatches(1).build()));
         try (Connection producer = database.openJdbc()) {
             Instant later = Instant.now().plus(Duration.ofHours(1));

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.riffle.engine.MaintenanceConfig;
 import dev.riffle.engine.Riffle;
+import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.test.RiffleTest;
@@ -72,8 +73,9 @@ class PromotionIT extends ProbeIT {
 
     @Test
     void promotionTakesTheOldestDueJobsFirstInBoundedBatches() {
-        Riffle riffle = OutcomeKit.start(db, b -> b.maintenance(OutcomeKit.manualMaintenance()
-                .promotionBatch(2).promotionMaxBatches(1).build()));
+        // One enqueue shard: lane order is then promotion order, which is what this test reads.
+        Riffle riffle = OutcomeKit.start(db, b -> b.queue(QueueConfig.of("promo-order").withEnqueueShards(1))
+                .maintenance(OutcomeKit.manualMaintenance().promotionBatch(2).promotionMaxBatches(1).build()));
         try {
             Instant later = Instant.now().plus(Duration.ofHours(1));
             List<Long> ids = new ArrayList<>();

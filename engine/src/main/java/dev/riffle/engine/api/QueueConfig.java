@@ -16,9 +16,19 @@ import java.util.Objects;
  *                    {@code leases} row plus a row-local receipt) instead of a compact claim batch. Default false:
  *                    short jobs should stay compact. Turn it on for queues whose attempts run long or wait for
  *                    external callbacks; compact attempts still materialize on demand when they register one.
+ * @param enqueueShards how many lanes per priority this queue's jobs are spread over, 1 to {@value #MAX_ENQUEUE_SHARDS};
+ *                      null (the default) keeps the count recorded in the schema (a new queue gets the schema
+ *                      default, 4). Each shard is claimed independently, so more shards let more claims of the queue
+ *                      run at once, at the price of FIFO order holding per shard rather than across the queue. An
+ *                      explicit value is recorded at engine start (the last engine to start wins) and applies to
+ *                      jobs enqueued from then on; jobs already enqueued on other shards are still claimed
+ *                      (docs/design/delivery-contract.md#enqueue-shards)
  */
 public record QueueConfig(String name, Duration deadline, @org.jspecify.annotations.Nullable Boolean dlq,
-                          boolean materialize) {
+                          boolean materialize, @org.jspecify.annotations.Nullable Integer enqueueShards) {
+
+    /** Largest shard count a queue accepts: {@value} (the schema's CHECK). */
+    public static final int MAX_ENQUEUE_SHARDS = 64;
 
     /** Validates. */
     public QueueConfig {
@@ -34,6 +44,16 @@ public record QueueConfig(String name, Duration deadline, @org.jspecify.annotati
         if (deadline.compareTo(Duration.ofDays(7)) > 0) {
             throw new IllegalArgumentException("deadline must be at most 7 days: " + deadline);
         }
+        if (enqueueShards != null && (enqueueShards < 1 || enqueueShards > MAX_ENQUEUE_SHARDS)) {
+            throw new IllegalArgumentException("enqueueShards must be between 1 and " + MAX_ENQUEUE_SHARDS + ", got "
+                    + enqueueShards);
+        }
+    }
+
+    /** A queue that keeps its recorded shard count. */
+    public QueueConfig(String name, Duration deadline, @org.jspecify.annotations.Nullable Boolean dlq,
+                       boolean materialize) {
+        this(name, deadline, dlq, materialize, null);
     }
 
     /** A compact (not materialized) queue. */
@@ -53,11 +73,16 @@ public record QueueConfig(String name, Duration deadline, @org.jspecify.annotati
 
     /** The same queue with its DLQ policy set. */
     public QueueConfig withDlq(boolean enabled) {
-        return new QueueConfig(name, deadline, enabled, materialize);
+        return new QueueConfig(name, deadline, enabled, materialize, enqueueShards);
     }
 
     /** The same queue with claim-time lease materialization on. */
     public QueueConfig withMaterializedLeases() {
-        return new QueueConfig(name, deadline, dlq, true);
+        return new QueueConfig(name, deadline, dlq, true, enqueueShards);
+    }
+
+    /** The same queue spread over {@code shards} lanes per priority. */
+    public QueueConfig withEnqueueShards(int shards) {
+        return new QueueConfig(name, deadline, dlq, materialize, shards);
     }
 }

@@ -76,9 +76,14 @@ SELECT coalesce(
          (SELECT a.progress::text FROM ${schema}.attempt_state a WHERE a.job_id = $1 ORDER BY a.run_lease DESC LIMIT 1),
          (SELECT (d.payload -> 'progress')::text FROM ${schema}.deferred_jobs d WHERE d.job_id = $1),
          (SELECT (r.payload -> 'progress')::text FROM ${schema}.ready_entries r WHERE r.job_id = $1
-           ORDER BY r.ready_generation DESC, r.lane_seq DESC LIMIT 1)) AS progress
+           ORDER BY r.run_lease DESC, r.ready_generation DESC, r.lane_seq DESC LIMIT 1)) AS progress
 
 -- name: queue_dlq_policy
 INSERT INTO ${schema}.queue_meta (queue, dlq_enabled) VALUES ($1, $2::boolean)
 ON CONFLICT (queue) DO UPDATE SET dlq_enabled = excluded.dlq_enabled
  WHERE ${schema}.queue_meta.dlq_enabled IS DISTINCT FROM excluded.dlq_enabled
+
+-- name: queue_enqueue_shards
+INSERT INTO ${schema}.queue_meta (queue, enqueue_shards) VALUES ($1, $2::smallint)
+ON CONFLICT (queue) DO UPDATE SET enqueue_shards = excluded.enqueue_shards
+ WHERE ${schema}.queue_meta.enqueue_shards IS DISTINCT FROM excluded.enqueue_shards

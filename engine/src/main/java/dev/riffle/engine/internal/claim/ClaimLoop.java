@@ -22,9 +22,15 @@ import reactor.core.scheduler.Scheduler;
 
 /**
  * The demand-driven claim loop behind one subscription. Downstream demand sizes every claim: a claim asks for at
- * most the outstanding demand (capped by the batch limit), there is at most one claim in flight per subscription,
- * and nothing is claimed while demand is zero. Jobs are emitted as soon as their claim commits, so the number of
- * claimed-but-undelivered jobs never exceeds the outstanding demand.
+ * most the room left (the outstanding demand plus the subscription's prefetch, less what is buffered and what running
+ * claims asked for, capped by the batch limit), and nothing is claimed before the subscriber asks. With a prefetch of
+ * zero (plain {@code subscribe(...)}) the number of claimed-but-undelivered jobs never exceeds the outstanding
+ * demand; {@code work(...)} claims up to its prefetch ahead of running handlers, so the next claim overlaps the
+ * handlers of the last one.
+ *
+ * <p>Claims in flight: one when there may be work; up to {@code claimConcurrency} while claims come back full. Each
+ * runs on a different lane (a claim locks the head of the lane it reads, {@code FOR UPDATE SKIP LOCKED}, and moves
+ * on to another lane when one is taken), so a queue spread over several enqueue shards is claimed in parallel.
  *
  * <p>Wake-ups: a NOTIFY for one of the subscribed queues, a (re)connect of the listener, a poll tick (short
  * interval while LISTEN is down, long safety interval while it is up), or a previous claim that returned jobs
@@ -32,8 +38,8 @@ import reactor.core.scheduler.Scheduler;
  *
  * <p>A failed claim never ends the subscription: the loop backs off (exponential, capped, jittered) and keeps
  * claiming for as long as the subscription lives; poll ticks do not shorten the backoff, a listener reconnect
- * (the database answers again) ends it. Emission, release of jobs that can no longer be emitted, and completion
- * all run in one serialized drain loop, so a claimed job is either handed to the subscriber or released.
+ * (the database answers again) ends it. Claim results, emission, release of jobs that can no longer be emitted, and
+ * completion all run in one serialized drain loop, so a claimed job is either handed to the subscriber or released.
  */
 public final class ClaimLoop {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.claim");
@@ -42,7 +48,11 @@ public final class ClaimLoop {
 
     /** Subscription settings. */
     public record Settings(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int maxBatch, Duration pollInterval,
-                           Duration safetyPollInterval, Duration busyRetryDelay, Duration claimLinger) {}
+                           Duration safetyPollInterval, Duration busyRetryDelay, Duration claimLinger,
+                           int claimConcurrency, int prefetch) {}
+
+    /** What came back from one claim: its result or its error, and how many jobs it asked for. */
+    private record Returned(int ask, Claimer.@Nullable Result result, @Nullable Throwable error) {}
 
     /** Releases of undelivered jobs in flight at once (each is one queued outcome; the batcher groups them). */
     static final int RELEASE_CONCURRENCY = 16;
@@ -62,7 +72,15 @@ public final class ClaimLoop {
     // allowed to take the timer queue's lock briefly (BlockHound knows it), disposing a periodic one is not, and the
     // subscription may be cancelled from an event-loop thread.
     private final Disposable.Swap pollTimer = Disposables.swap();
-    private volatile boolean inFlight;
+    // Claims started and not yet processed by the drain loop; jobs they asked for. Drain loop only (read elsewhere).
+    private volatile int claimsInFlight;
+    private long reserved;
+    // The last processed claim came back full: more work is likely, so further claims may run alongside.
+    private boolean hot;
+    // Claimed jobs waiting for demand (at most the prefetch beyond the subscriber's demand). Drain loop only.
+    private final java.util.ArrayDeque<ClaimedJob> buffer = new java.util.ArrayDeque<>();
+    private final java.util.concurrent.ConcurrentLinkedQueue<Returned> returned =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final reactor.core.publisher.Sinks.Empty<Void> idle = reactor.core.publisher.Sinks.empty();
     private volatile boolean maybeWork = true;
     // Set by a wake-up (NOTIFY, poll, linger timer): claim now even if only a little demand is outstanding.
@@ -74,12 +92,10 @@ public final class ClaimLoop {
     private volatile boolean disposed;
     // After a failed claim: no claim until the backoff timer fires or the listener reconnects.
     private volatile boolean backingOff;
-    // A finished claim waiting for the drain loop to emit (or release) its jobs.
-    private volatile Claimer.@Nullable Result result;
     private volatile boolean completeRequested;
     private boolean completed; // drain loop only
     private volatile long lastAttemptNanos;
-    private int consecutiveErrors; // claim callbacks only; at most one claim is in flight
+    private int consecutiveErrors; // drain loop only
     private long failingSinceNanos;
 
     private ClaimLoop(FluxSink<Job> sink, Claimer claimer, Settings settings, Scheduler scheduler, EngineClock clock,
@@ -170,95 +186,135 @@ public final class ClaimLoop {
         }
         int missed = 1;
         do {
-            Claimer.Result r = result;
-            if (r != null) {
-                result = null;
-                deliver(r);
+            Returned r;
+            while ((r = returned.poll()) != null) {
+                claimsInFlight--;
+                reserved -= r.ask();
+                if (r.error() != null) {
+                    failed(r.error());
+                } else {
+                    accept(r.ask(), java.util.Objects.requireNonNull(r.result()));
+                }
             }
+            emitBuffered();
             if (completeRequested && !completed) {
                 completed = true;
                 sink.complete();
             }
-            if (!disposed && !inFlight && maybeWork && !backingOff) {
-                long demand = sink.requestedFromDownstream();
-                long window = Math.min(demand, settings.maxBatch());
-                if (window > peakDemand) {
-                    peakDemand = window;
-                }
-                // Demand comes back one job at a time as handlers finish. Claiming each trickle at once would make
-                // claims of one or two jobs; instead wait a moment for half the window to free up, unless a
-                // wake-up says work just arrived (latency first when the subscriber was idle).
-                if (demand > 0 && !urgent && window < (peakDemand + 1) / 2) {
-                    if (!lingering) {
-                        lingering = true;
-                        lingerTimer.update(scheduler.schedule(this::lingerElapsed,
-                                settings.claimLinger().toNanos(), TimeUnit.NANOSECONDS));
-                    }
-                } else if (demand > 0) {
-                    // inFlight before the second look at disposed, disposed before dispose() looks at inFlight:
-                    // either this claim is not started or dispose() knows one is in flight (quiesced waits for it).
-                    inFlight = true;
-                    if (disposed) {
-                        inFlight = false;
-                        idle.tryEmitEmpty();
-                    } else {
-                        urgent = false;
-                        maybeWork = false;
-                        lastAttemptNanos = clock.nanos();
-                        int ask = (int) Math.min(demand, settings.maxBatch());
-                        claimer.claim(settings.queues(), settings.deadlineSecs(), settings.materialize(), ask)
-                                .subscribe(this::onResult, this::onError);
-                    }
-                }
+            launchClaims();
+            if (disposed && claimsInFlight == 0) {
+                idle.tryEmitEmpty();
             }
             missed = wip.addAndGet(-missed);
         } while (missed != 0);
     }
 
-    private void onResult(Claimer.Result r) {
+    /**
+     * Drain loop only. Starts claims while there is room: the first when there may be work, more alongside it
+     * (up to the claim concurrency) only while claims come back full. Each asks for the room left, capped by the
+     * batch limit: the subscriber's outstanding demand plus the prefetch, less what is buffered and what running
+     * claims asked for.
+     */
+    private void launchClaims() {
+        while (!disposed && !backingOff && claimsInFlight < settings.claimConcurrency()
+                && (claimsInFlight == 0 ? maybeWork : hot)) {
+            long demand = sink.requestedFromDownstream();
+            // Nothing is claimed for a subscriber that has not asked yet; the prefetch rides on top of real demand.
+            if (demand == 0 && (settings.prefetch() == 0 || peakDemand == 0)) {
+                return;
+            }
+            long room = demand + settings.prefetch() - buffer.size() - reserved;
+            long window = Math.min(room, settings.maxBatch());
+            if (window <= 0) {
+                return;
+            }
+            if (window > peakDemand) {
+                peakDemand = window;
+            }
+            // Demand comes back one job at a time as handlers finish. Claiming each trickle at once would make
+            // claims of one or two jobs; instead wait a moment for half the window to free up, unless a
+            // wake-up says work just arrived (latency first when the subscriber was idle).
+            if (!urgent && window < (peakDemand + 1) / 2) {
+                if (!lingering) {
+                    lingering = true;
+                    lingerTimer.update(scheduler.schedule(this::lingerElapsed,
+                            settings.claimLinger().toNanos(), TimeUnit.NANOSECONDS));
+                }
+                return;
+            }
+            // claimsInFlight before the second look at disposed, disposed before dispose() looks at it: either
+            // this claim is not started or the drain loop after dispose() knows one is in flight.
+            claimsInFlight++;
+            if (disposed) {
+                claimsInFlight--;
+                return;
+            }
+            int ask = (int) window;
+            reserved += ask;
+            urgent = false;
+            maybeWork = false;
+            lastAttemptNanos = clock.nanos();
+            claimer.claim(settings.queues(), settings.deadlineSecs(), settings.materialize(), ask)
+                    .subscribe(res -> {
+                        returned.add(new Returned(ask, res, null));
+                        drain();
+                    }, e -> {
+                        returned.add(new Returned(ask, null, e));
+                        drain();
+                    });
+        }
+    }
+
+    /**
+     * Drain loop only: hands buffered jobs to the subscriber while it wants them, looking again before every job
+     * (a subscriber may cancel while it takes one, also between two jobs of one claim); what can no longer be
+     * emitted is released.
+     */
+    private void emitBuffered() {
+        while (!buffer.isEmpty() && !stopped() && sink.requestedFromDownstream() > 0) {
+            sink.next(buffer.poll());
+        }
+        if (!buffer.isEmpty() && stopped()) {
+            List<ClaimedJob> left = new ArrayList<>(buffer);
+            buffer.clear();
+            release(left);
+        }
+    }
+
+    private boolean stopped() {
+        return disposed || completeRequested || sink.isCancelled();
+    }
+
+    /**
+     * Drain loop only. Queues the jobs of a claim for emission; every job that can no longer be emitted (the
+     * subscriber cancelled, the engine is stopping) is released so it is ready again at once instead of waiting
+     * for rescue.
+     */
+    private void accept(int ask, Claimer.Result r) {
         if (consecutiveErrors > 0) {
             log.info("claims for {} work again after {} failed attempts over {} ms", queueSet, consecutiveErrors,
                     (clock.nanos() - failingSinceNanos) / 1_000_000);
             consecutiveErrors = 0;
         }
-        result = r;
-        drain();
-    }
-
-    /**
-     * Drain loop only. Hands each job to the subscriber while it is still there and wants it; every job that can no
-     * longer be emitted (the subscriber cancelled, the engine is stopping, also between two jobs of one claim) is
-     * released so it is ready again at once instead of waiting for rescue.
-     */
-    private void deliver(Claimer.Result r) {
-        List<ClaimedJob> undelivered = null;
-        for (ClaimedJob job : r.jobs()) {
-            if (disposed || completeRequested || sink.isCancelled() || sink.requestedFromDownstream() == 0) {
-                if (undelivered == null) {
-                    undelivered = new ArrayList<>();
-                }
-                undelivered.add(job);
-            } else {
-                sink.next(job);
+        if (stopped()) {
+            if (!r.jobs().isEmpty()) {
+                release(r.jobs());
             }
+            return;
         }
-        if (undelivered != null) {
-            release(undelivered);
-        }
-        if (!disposed) {
-            switch (r.status()) {
-                case CLAIMED -> {
-                    maybeWork = true;
-                    // A short claim means the lane is drained for now: take the next job as soon as it is wanted.
-                    urgent = r.jobs().size() >= settings.maxBatch();
-                }
-                case BUSY -> later(jitter(settings.busyRetryDelay()));
-                case EMPTY -> { /* wait for a NOTIFY or a poll tick */ }
+        buffer.addAll(r.jobs());
+        switch (r.status()) {
+            case CLAIMED -> {
+                maybeWork = true;
+                hot = r.jobs().size() >= ask;
+                // A claim of a full batch says there is more: claim again at once rather than linger.
+                urgent = r.jobs().size() >= settings.maxBatch();
             }
-        }
-        inFlight = false;
-        if (disposed) {
-            idle.tryEmitEmpty();
+            case BUSY -> {
+                hot = false;
+                later(jitter(settings.busyRetryDelay()));
+            }
+            case EMPTY -> hot = false; // wait for a NOTIFY or a poll tick
         }
     }
 
@@ -268,7 +324,9 @@ public final class ClaimLoop {
                         jobs.size(), e.toString()));
     }
 
-    private void onError(Throwable e) {
+    /** Drain loop only: a failed claim backs off; the subscription goes on. */
+    private void failed(Throwable e) {
+        hot = false;
         if (consecutiveErrors++ == 0) {
             failingSinceNanos = clock.nanos();
             // One line when claims start failing and one when they work again; the retries in between are silent.
@@ -281,12 +339,9 @@ public final class ClaimLoop {
         // Jittered between half the step and the step, so subscriptions (and engines) do not retry in lockstep.
         long backoffMs = cap / 2 + ThreadLocalRandom.current().nextLong(cap / 2 + 1);
         backingOff = true;
-        inFlight = false;
-        if (disposed) {
-            idle.tryEmitEmpty();
-            return;
+        if (!disposed) {
+            retryTimer.update(scheduler.schedule(this::backoffElapsed, backoffMs, TimeUnit.MILLISECONDS));
         }
-        retryTimer.update(scheduler.schedule(this::backoffElapsed, backoffMs, TimeUnit.MILLISECONDS));
     }
 
     private void later(Duration delay) {
@@ -304,12 +359,9 @@ public final class ClaimLoop {
     public void complete() {
         disposed = true;
         completeRequested = true;
-        // The drain loop completes the sink, so completion never overlaps an emission; jobs of a claim that
-        // returns from now on are released.
+        // The drain loop completes the sink, so completion never overlaps an emission; buffered jobs and jobs of a
+        // claim that returns from now on are released, and it signals quiescence once no claim is in flight.
         drain();
-        if (!inFlight) {
-            idle.tryEmitEmpty();
-        }
     }
 
     /**
@@ -322,12 +374,10 @@ public final class ClaimLoop {
 
     private void dispose() {
         disposed = true;
-        if (!inFlight) {
-            idle.tryEmitEmpty();
-        }
         resources.dispose();
         pollTimer.dispose();
         retryTimer.dispose();
         lingerTimer.dispose();
+        drain();
     }
 }

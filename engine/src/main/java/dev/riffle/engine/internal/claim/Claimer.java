@@ -46,6 +46,8 @@ public final class Claimer {
     private final AtomicLong claimedJobs = new AtomicLong();
     private final AtomicLong emptyClaims = new AtomicLong();
     private final AtomicLong lockDetours = new AtomicLong();
+    private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicInteger peakRunning = new java.util.concurrent.atomic.AtomicInteger();
 
     /** Creates the claimer; every job it hands out is wired to {@code services} from the start. */
     public Claimer(Db db, CursorAdvancer advancer, AttemptServices services, InFlight inFlight,
@@ -62,6 +64,23 @@ public final class Claimer {
      * materialization flags, both aligned with queues.
      */
     public Mono<Result> claim(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int max) {
+        return Mono.defer(() -> {
+            peakRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+            // Counted down before the result is handed on: the subscriber may start its next claim from there.
+            java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+            Runnable countDown = () -> {
+                if (done.compareAndSet(false, true)) {
+                    running.decrementAndGet();
+                }
+            };
+            return claimWithDetour(queues, deadlineSecs, materialize, max)
+                    .doOnSuccess(r -> countDown.run())
+                    .doOnError(e -> countDown.run())
+                    .doOnCancel(countDown);
+        });
+    }
+
+    private Mono<Result> claimWithDetour(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int max) {
         return claimOnce(queues, deadlineSecs, materialize, max, false)
                 // The segment lookup through the partitioned parent gave up after 2 ms because a prune holds (or
                 // waits for) ACCESS EXCLUSIVE on a queue-ring child: claim again reading the children one by one,
@@ -144,6 +163,16 @@ public final class Claimer {
     /** Claims that went around a queue-ring child locked by a prune instead of waiting for it. */
     public long lockDetours() {
         return lockDetours.get();
+    }
+
+    /** Claim statements in flight right now. */
+    public int running() {
+        return running.get();
+    }
+
+    /** The most claim statements in flight at once since start. */
+    public int peakRunning() {
+        return peakRunning.get();
     }
 
     /** Claim statements that found nothing. */

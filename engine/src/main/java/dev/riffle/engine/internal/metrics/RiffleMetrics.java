@@ -42,6 +42,8 @@ public interface RiffleMetrics extends AutoCloseable {
     String IN_FLIGHT = "riffle.jobs.in_flight";
     /** 1 while LISTEN is up. */
     String LISTENING = "riffle.listener.up";
+    /** Claim statements in flight. */
+    String CLAIMS_RUNNING = "riffle.claims.running";
 
     @Override
     void close();

@@ -1,7 +1,9 @@
 package dev.riffle.engine.internal.sql;
 
 import dev.riffle.engine.api.SchemaNotReadyException;
-import java.util.Map;
+import dev.riffle.engine.api.QueueConfig;
+import java.util.Collection;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -9,7 +11,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * What an engine checks and records before it serves anything: the schema's function contract
- * ({@link SchemaContract}), the upgrade guard, and each queue's explicit DLQ policy.
+ * ({@link SchemaContract}), the upgrade guard, and each queue's explicit DLQ policy and enqueue shard count.
  */
 public final class StartupChecks {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine");
@@ -18,12 +20,12 @@ public final class StartupChecks {
 
     /**
      * Runs the checks in order; errors with {@link SchemaNotReadyException} when the schema cannot be served, having
-     * changed nothing. {@code dlqPolicies} maps a queue name to its explicitly configured DLQ policy.
+     * changed nothing. The explicit settings of {@code queues} (DLQ policy, enqueue shards) are recorded last.
      */
-    public static Mono<Void> run(Db db, String schema, Map<String, Boolean> dlqPolicies) {
+    public static Mono<Void> run(Db db, String schema, Collection<QueueConfig> queues) {
         return SchemaContract.check(db, schema)
                 .then(Mono.defer(() -> upgradeGuard(db, schema)))
-                .then(Mono.defer(() -> recordQueuePolicies(db, dlqPolicies)));
+                .then(Mono.defer(() -> recordQueuePolicies(db, List.copyOf(queues))));
     }
 
     /**
@@ -46,14 +48,21 @@ public final class StartupChecks {
     }
 
     /**
-     * Records each queue's explicit DLQ policy in {@code queue_meta}, the one place every exit path reads it
-     * (docs/design/delivery-contract.md). Engines configuring the same queue differently overwrite each other: the
-     * last one to start wins, for every engine's exits alike.
+     * Records each queue's explicit DLQ policy and enqueue shard count in {@code queue_meta}, the one place every
+     * exit path and every enqueue reads them (docs/design/delivery-contract.md). Engines configuring the same queue
+     * differently overwrite each other: the last one to start wins, for every engine alike.
      */
-    private static Mono<Void> recordQueuePolicies(Db db, Map<String, Boolean> dlqPolicies) {
-        return Flux.fromIterable(dlqPolicies.entrySet())
-                .concatMap(q -> db.query("queue_dlq_policy", st -> st.bind("$1", q.getKey()).bind("$2", q.getValue()),
-                        row -> 1), 1)
+    private static Mono<Void> recordQueuePolicies(Db db, List<QueueConfig> queues) {
+        return Flux.fromIterable(queues)
+                .concatMap(q -> {
+                    Mono<Void> dlq = q.dlq() == null ? Mono.empty()
+                            : db.query("queue_dlq_policy", st -> st.bind("$1", q.name()).bind("$2", q.dlq()),
+                                    row -> 1).then();
+                    Mono<Void> shards = q.enqueueShards() == null ? Mono.empty()
+                            : db.query("queue_enqueue_shards", st -> st.bind("$1", q.name())
+                                    .bind("$2", q.enqueueShards().shortValue()), row -> 1).then();
+                    return dlq.then(shards);
+                }, 1)
                 .then();
     }
 }

@@ -7,14 +7,17 @@ import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.JobResult;
 import dev.riffle.engine.api.RiffleShutdownException;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 
 /**
- * The handler side of {@code Riffle.work(...)}: one delivered job to the handler registered for its kind, its
- * outcome recorded exactly once, and the attempt's cancellation (an operator's cancel, a rescue) honoured by
- * cancelling the handler and writing nothing.
+ * The handler side of {@code Riffle.work(...)}: one delivered job to the handler registered for its kind
+ * ({@link #handle}), its outcome recorded exactly once ({@link #record}), and the attempt's cancellation (an
+ * operator's cancel, a rescue) honoured by cancelling the handler and writing nothing. The two steps are separate
+ * so that a handler's slot is free once its handler has finished and its outcome is queued, not once the outcome is
+ * durable (docs/design/delivery-contract.md#handler-slots-and-durability).
  */
 public final class HandlerRunner {
     private final Map<String, JobHandler> handlers;
@@ -26,8 +29,17 @@ public final class HandlerRunner {
         this.outcomes = outcomes;
     }
 
-    /** Runs {@code job} through the handler for its kind and records the outcome once; never errors. */
-    public Mono<JobResult> run(Job job) {
+    /**
+     * A handler's finished run: the outcome to record, or none when the attempt was taken away while it ran (the
+     * closure was recorded by whoever took it away, so nothing is written).
+     */
+    public record Handled(Job job, @Nullable JobOutcome outcome) {}
+
+    /**
+     * Runs {@code job} through the handler for its kind; completes when the handler has finished (or the attempt was
+     * taken away), before anything is written. Never errors.
+     */
+    public Mono<Handled> handle(Job job) {
         JobHandler handler = handlers.get(job.kind());
         Mono<JobOutcome> outcome = handler == null
                 ? Mono.just(JobOutcome.fail("no handler registered for kind '" + job.kind() + "'"))
@@ -38,17 +50,30 @@ public final class HandlerRunner {
                 // A cancel or rescue closed the attempt: stop the handler (its Mono sees the cancellation) and
                 // write nothing; the closure was recorded by whoever took the attempt away.
                 .takeUntilOther(job.cancellation().then(Mono.just(Boolean.TRUE)))
-                .flatMap(o -> job.finish(o)
-                        .doOnSuccess(v -> outcomes.recorded())
-                        .thenReturn(new JobResult(job.id(), job.runLease(), job.kind(), o, true))
-                        .onErrorResume(e -> {
-                            if (!(e instanceof AttemptRejectedException)) {
-                                outcomes.failed(job, e);
-                            }
-                            return Mono.just(new JobResult(job.id(), job.runLease(), job.kind(), o, false));
-                        }))
-                .switchIfEmpty(Mono.fromSupplier(() -> new JobResult(job.id(), job.runLease(), job.kind(),
-                        JobOutcome.cancel(TAKEN_AWAY), false)));
+                .map(o -> new Handled(job, o))
+                .defaultIfEmpty(new Handled(job, null));
+    }
+
+    /**
+     * Queues a handled outcome for the completion batcher and completes when it is durable (accepted) or could not
+     * be recorded (not accepted: rejected as stale, or the flush failed and the attempt is left to rescue, exactly as
+     * after a crash). Never errors.
+     */
+    public Mono<JobResult> record(Handled h) {
+        Job job = h.job();
+        JobOutcome o = h.outcome();
+        if (o == null) {
+            return Mono.just(new JobResult(job.id(), job.runLease(), job.kind(), JobOutcome.cancel(TAKEN_AWAY), false));
+        }
+        return job.finish(o)
+                .doOnSuccess(v -> outcomes.recorded())
+                .thenReturn(new JobResult(job.id(), job.runLease(), job.kind(), o, true))
+                .onErrorResume(e -> {
+                    if (!(e instanceof AttemptRejectedException)) {
+                        outcomes.failed(job, e);
+                    }
+                    return Mono.just(new JobResult(job.id(), job.runLease(), job.kind(), o, false));
+                });
     }
 
     private static final String TAKEN_AWAY = "the attempt was taken away while its handler ran (cancelled or rescued)";
