@@ -46,6 +46,7 @@ final class BenchConfig {
     int statsWaitMillis = 1500;
     int drainTimeoutSeconds = 600;
     boolean pgstattuple = true;
+    String riffleApi = "work";
     String database;
     Path out = Path.of("bench-results", "latest.json");
     Path writeDocs;
@@ -62,6 +63,9 @@ final class BenchConfig {
                 "  --smoke                      a run of seconds for CI: 2,000 jobs, W=16, 1 ms, steady/pinned/recovery 2 s",
                 "  --systems baseline,riffle    which systems (alternated in this order, reversed every other round)",
                 "  --scenarios drain,steady,pinned",
+                "  --riffle-api work|subscribe  Riffle handler shape: riffle.work(Map.of(kind, handler), W, queue)"
+                        + " (default) or",
+                "                               subscribe(queue).flatMap(job -> [delay].then(job.complete()), W, 1)",
                 "  --jobs N                     drain: jobs pre-enqueued per run (default 100000)",
                 "  --workers 16,64              drain: handler concurrencies W",
                 "  --delays-ms 0,1              drain: handler delays (0 = no work; else non-blocking delay)",
@@ -201,6 +205,7 @@ final class BenchConfig {
             case "--settle-ms" -> settleMillis = Integer.parseInt(v);
             case "--stats-wait-ms" -> statsWaitMillis = Integer.parseInt(v);
             case "--drain-timeout-s" -> drainTimeoutSeconds = Integer.parseInt(v);
+            case "--riffle-api" -> riffleApi = words(v, List.of("work", "subscribe")).get(0);
             case "--out" -> out = Path.of(v);
             case "--write-docs" -> writeDocs = Path.of(v);
             case "--render" -> renderFrom = Path.of(v);
@@ -255,6 +260,7 @@ final class BenchConfig {
         m.put("producer_tick_ms", producerTickMillis);
         m.put("settle_ms", settleMillis);
         m.put("stats_wait_ms", statsWaitMillis);
+        m.put("riffle_api", riffleApi);
         return m;
     }
 
