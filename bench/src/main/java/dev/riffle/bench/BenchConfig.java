@@ -46,6 +46,7 @@ final class BenchConfig {
     int statsWaitMillis = 1500;
     int drainTimeoutSeconds = 600;
     boolean pgstattuple = true;
+    boolean trackFunctions = true;
     String riffleApi = "work";
     String database;
     Path out = Path.of("bench-results", "latest.json");
@@ -95,6 +96,8 @@ final class BenchConfig {
                 "  --stats-wait-ms N            wait after closing a system before reading pg_stat counters (default 1500)",
                 "  --drain-timeout-s N          give up waiting for a drain after N seconds (default 600)",
                 "  --no-pgstattuple             count dead tuples from pg_stat_user_tables only",
+                "  --no-track-functions         do not ALTER DATABASE ... SET track_functions = 'pl' for the run (no"
+                        + " per-function server time)",
                 "  --out <file>                 JSON results (default bench-results/latest.json)",
                 "  --write-docs <file>          also write the Markdown report (e.g. docs/benchmarks.md)",
                 "  --render <json>              do not run; render an earlier JSON file (stdout table, --write-docs)",
@@ -119,6 +122,7 @@ final class BenchConfig {
             switch (k) {
                 case "--smoke" -> c.smoke = true;
                 case "--no-pgstattuple" -> c.pgstattuple = false;
+                case "--no-track-functions" -> c.trackFunctions = false;
                 case "--help", "-h" -> throw new UsageException(usage());
                 default -> {
                     if (!k.startsWith("--")) {

@@ -89,7 +89,7 @@ final class Runner {
         long t2 = System.nanoTime();
         sys2.startWorkers(workers, Duration.ofMillis(delayMillis), tr);
         boolean complete = awaitDrained(tr, t2);
-        long t3 = complete ? tr.lastCompletionNanos : System.nanoTime();
+        long t3 = complete ? tr.lastCompletionNanos() : System.nanoTime();
         sleep(cfg.settleMillis);
         sys2.stopWorkers();
         Map<String, Object> counters = sys2.counters();
