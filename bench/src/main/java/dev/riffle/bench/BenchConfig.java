@@ -70,7 +70,7 @@ final class BenchConfig {
                 "                               other sessions' commits out of pg_stat_database counts)",
                 "  --smoke                      a run of seconds for CI: 2,000 jobs, W=16, 1 ms, steady/pinned/recovery 2 s",
                 "  --systems baseline,riffle    which systems (alternated in this order, reversed every other round)",
-                "  --scenarios drain,steady,pinned",
+                "  --scenarios drain,steady,pinned   or none (only --profiles)",
                 "  --profiles 1x32,4x8,w256,steady-b50   extra shapes, run after the drain scenario (default none; 'all'"
                         + " = these four):",
                 "                               <N>x<W>: N engine instances of W handlers on one queue, drain;",
@@ -199,7 +199,8 @@ final class BenchConfig {
             case "--url" -> { }
             case "--database" -> database = v;
             case "--systems" -> systems = words(v, List.of("baseline", "riffle"));
-            case "--scenarios" -> scenarios = words(v, List.of("drain", "steady", "pinned"));
+            case "--scenarios" -> scenarios = v.trim().equalsIgnoreCase("none") ? List.of()
+                    : words(v, List.of("drain", "steady", "pinned"));
             case "--jobs" -> jobs = Integer.parseInt(v.replace("_", ""));
             case "--workers" -> workers = ints(v);
             case "--delays-ms" -> delaysMillis = ints(v);
