@@ -220,6 +220,9 @@ final class Report {
 
         Map<String, Object> systems = (Map<String, Object>) result.get("systems");
         sb.append("### Configuration\n\n");
+        Object scenarios = config.get("scenarios");
+        sb.append("- Scenarios: ").append(scenarios instanceof List<?> l && l.isEmpty() ? "none (profiles only; the"
+                + " drain and steady settings below apply to the profiles)" : scenarios).append(".\n");
         sb.append("- Jobs per drain run: ").append(fmt(config.get("jobs"), "int")).append("; handler concurrency W: ")
                 .append(config.get("workers")).append("; handler delays (ms): ").append(config.get("delays_ms"))
                 .append("; rounds: ").append(config.get("rounds")).append(".\n");
