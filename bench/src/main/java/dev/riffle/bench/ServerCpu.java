@@ -98,9 +98,18 @@ final class ServerCpu {
         return note;
     }
 
-    /** Starts a measurement window: samples now, then every {@value #SAMPLE_MILLIS} ms until {@link Window#end}. */
-    Window begin() {
-        return new Window();
+    private Window current;
+
+    /**
+     * Starts a measurement window: samples now, then every {@value #SAMPLE_MILLIS} ms until {@link Window#end}. A
+     * window left open by a failed run stops sampling here.
+     */
+    synchronized Window begin() {
+        if (current != null && current.sampler != null) {
+            current.sampler.shutdownNow();
+        }
+        current = new Window();
+        return current;
     }
 
     /** One measurement window; {@link #end} stops its sampler and returns the CPU spent inside it. */
