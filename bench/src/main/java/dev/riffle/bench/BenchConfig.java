@@ -16,6 +16,8 @@ final class BenchConfig {
 
     DatabaseUrl url;
     String urlSource;
+    /** The command line as given; {@link ProcessFleet} hands it to its children. */
+    List<String> args = List.of();
     boolean smoke;
     List<String> systems = List.of("baseline", "riffle");
     List<String> scenarios = List.of("drain", "steady", "pinned");
@@ -46,6 +48,13 @@ final class BenchConfig {
     int statsWaitMillis = 1500;
     int drainTimeoutSeconds = 600;
     boolean pgstattuple = true;
+    boolean trackFunctions = true;
+    String profilesText = "";
+    List<Profile> profiles = List.of();
+    int profileJobs = 0;
+    String fleet = "process";
+    String riffleApi = "work";
+    List<String> childJvmArgs = List.of("-Xmx512m");
     String database;
     Path out = Path.of("bench-results", "latest.json");
     Path writeDocs;
@@ -61,7 +70,19 @@ final class BenchConfig {
                 "                               other sessions' commits out of pg_stat_database counts)",
                 "  --smoke                      a run of seconds for CI: 2,000 jobs, W=16, 1 ms, steady/pinned/recovery 2 s",
                 "  --systems baseline,riffle    which systems (alternated in this order, reversed every other round)",
-                "  --scenarios drain,steady,pinned",
+                "  --scenarios drain,steady,pinned   or none (only --profiles)",
+                "  --profiles 1x32,4x8,w256,steady-b50   extra shapes, run after the drain scenario (default none; 'all'"
+                        + " = these four):",
+                "                               <N>x<W>: N engine instances of W handlers on one queue, drain;",
+                "                               w<W>: drain with W handlers in the harness JVM;",
+                "                               steady-b<P>: steady with both producers at P % of the baseline's drain peak",
+                "  --profile-jobs N             jobs per profile drain run (default: --jobs)",
+                "  --fleet process|jvm          <N>x<W> profiles: each instance its own JVM (default process) or all in",
+                "                               the harness JVM",
+                "  --child-jvm-args \"A B\"       JVM options of --fleet process children (default -Xmx512m)",
+                "  --riffle-api work|subscribe  Riffle handler shape: riffle.work(Map.of(kind, handler), W, queue)"
+                        + " (default) or",
+                "                               subscribe(queue).flatMap(job -> [delay].then(job.complete()), W, 1)",
                 "  --jobs N                     drain: jobs pre-enqueued per run (default 100000)",
                 "  --workers 16,64              drain: handler concurrencies W",
                 "  --delays-ms 0,1              drain: handler delays (0 = no work; else non-blocking delay)",
@@ -91,6 +112,8 @@ final class BenchConfig {
                 "  --stats-wait-ms N            wait after closing a system before reading pg_stat counters (default 1500)",
                 "  --drain-timeout-s N          give up waiting for a drain after N seconds (default 600)",
                 "  --no-pgstattuple             count dead tuples from pg_stat_user_tables only",
+                "  --no-track-functions         do not ALTER DATABASE ... SET track_functions = 'pl' for the run (no"
+                        + " per-function server time)",
                 "  --out <file>                 JSON results (default bench-results/latest.json)",
                 "  --write-docs <file>          also write the Markdown report (e.g. docs/benchmarks.md)",
                 "  --render <json>              do not run; render an earlier JSON file (stdout table, --write-docs)",
@@ -100,6 +123,7 @@ final class BenchConfig {
     static BenchConfig parse(String[] args, Map<String, String> env) {
         BenchConfig c = new BenchConfig();
         List<String> a = new ArrayList<>(Arrays.asList(args));
+        c.args = List.copyOf(a);
         if (a.contains("--smoke")) {
             c.applySmokeDefaults();
         }
@@ -115,6 +139,7 @@ final class BenchConfig {
             switch (k) {
                 case "--smoke" -> c.smoke = true;
                 case "--no-pgstattuple" -> c.pgstattuple = false;
+                case "--no-track-functions" -> c.trackFunctions = false;
                 case "--help", "-h" -> throw new UsageException(usage());
                 default -> {
                     if (!k.startsWith("--")) {
@@ -174,7 +199,8 @@ final class BenchConfig {
             case "--url" -> { }
             case "--database" -> database = v;
             case "--systems" -> systems = words(v, List.of("baseline", "riffle"));
-            case "--scenarios" -> scenarios = words(v, List.of("drain", "steady", "pinned"));
+            case "--scenarios" -> scenarios = v.trim().equalsIgnoreCase("none") ? List.of()
+                    : words(v, List.of("drain", "steady", "pinned"));
             case "--jobs" -> jobs = Integer.parseInt(v.replace("_", ""));
             case "--workers" -> workers = ints(v);
             case "--delays-ms" -> delaysMillis = ints(v);
@@ -201,6 +227,11 @@ final class BenchConfig {
             case "--settle-ms" -> settleMillis = Integer.parseInt(v);
             case "--stats-wait-ms" -> statsWaitMillis = Integer.parseInt(v);
             case "--drain-timeout-s" -> drainTimeoutSeconds = Integer.parseInt(v);
+            case "--profiles" -> profilesText = v;
+            case "--profile-jobs" -> profileJobs = Integer.parseInt(v.replace("_", ""));
+            case "--fleet" -> fleet = words(v, List.of("process", "jvm")).get(0);
+            case "--riffle-api" -> riffleApi = words(v, List.of("work", "subscribe")).get(0);
+            case "--child-jvm-args" -> childJvmArgs = v.isBlank() ? List.of() : List.of(v.trim().split("\\s+"));
             case "--out" -> out = Path.of(v);
             case "--write-docs" -> writeDocs = Path.of(v);
             case "--render" -> renderFrom = Path.of(v);
@@ -218,6 +249,13 @@ final class BenchConfig {
         if (enqueueBatch * 4 > 32_000) {
             throw new UsageException("--enqueue-batch at most 8000 (the baseline binds 4 parameters per row)");
         }
+        if (profileJobs < 0) {
+            throw new UsageException("option out of range\n" + usage());
+        }
+        if (profileJobs == 0) {
+            profileJobs = jobs;
+        }
+        profiles = Profile.parseList(profilesText, fleet);
         if (steadyWorkers == 0) {
             steadyWorkers = workers.stream().mapToInt(Integer::intValue).max().orElse(16);
         }
@@ -255,6 +293,16 @@ final class BenchConfig {
         m.put("producer_tick_ms", producerTickMillis);
         m.put("settle_ms", settleMillis);
         m.put("stats_wait_ms", statsWaitMillis);
+        List<Object> ps = new ArrayList<>();
+        for (Profile p : profiles) {
+            ps.add(p.name());
+        }
+        m.put("profiles", ps);
+        m.put("profile_jobs", profileJobs);
+        m.put("fleet", fleet);
+        m.put("child_jvm_args", new ArrayList<Object>(childJvmArgs));
+        m.put("riffle_api", riffleApi);
+        m.put("track_functions", trackFunctions);
         return m;
     }
 

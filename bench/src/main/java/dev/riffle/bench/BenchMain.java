@@ -88,9 +88,13 @@ public final class BenchMain {
             result.put("postgres", mon.serverFacts());
             mon.enablePgstattuple();
             result.put("dead_tuple_method", mon.pgstattupleNote());
-            Runner runner = new Runner(cfg, mon, name -> newSystem(name, cfg, ctor));
-            System.out.printf(Locale.ROOT, "riffle-bench: %s on %s (%s), systems %s, scenarios %s%n",
-                    cfg.smoke ? "smoke run" : "full run", cfg.url.r2dbcUrl(), cfg.urlSource, runnable, cfg.scenarios);
+            ServerCpu serverCpu = mon.serverCpu();
+            result.put("server_cpu_method", serverCpu.note());
+            result.put("track_functions", mon.enableTrackFunctions());
+            Runner runner = new Runner(cfg, mon, serverCpu, name -> newSystem(name, cfg, ctor));
+            System.out.printf(Locale.ROOT, "riffle-bench: %s on %s (%s), systems %s, scenarios %s, profiles %s%n",
+                    cfg.smoke ? "smoke run" : "full run", cfg.url.r2dbcUrl(), cfg.urlSource, runnable, cfg.scenarios,
+                    cfg.profiles.stream().map(Profile::name).toList());
 
             for (int round = 1; round <= cfg.rounds; round++) {
                 List<String> order = new ArrayList<>(runnable);
@@ -98,6 +102,7 @@ public final class BenchMain {
                     java.util.Collections.reverse(order);
                 }
                 Map<String, Double> peak = new LinkedHashMap<>();
+                Map<String, String> peakRun = new LinkedHashMap<>();
                 if (cfg.scenarios.contains("drain")) {
                     for (int w : cfg.workers) {
                         for (int d : cfg.delaysMillis) {
@@ -108,11 +113,23 @@ public final class BenchMain {
                                 Map<String, Object> r = attempt(runner, sys, "drain", Runner.key("drain", w, d),
                                         () -> runner.drain(sys, ww, dd));
                                 record(runs, r, round, t);
-                                Object c = ((Map<String, Object>) r.get("metrics")).get("completed_jobs_per_s");
-                                if (c instanceof Number n) {
-                                    peak.merge(sys, n.doubleValue(), Math::max);
-                                }
+                                notePeak(peak, peakRun, sys, r);
                             }
+                        }
+                    }
+                }
+                for (Profile p : cfg.profiles) {
+                    if (p.steady()) {
+                        continue;
+                    }
+                    for (int d : cfg.delaysMillis) {
+                        for (String sys : order) {
+                            long t = System.nanoTime();
+                            final int dd = d;
+                            Map<String, Object> r = attempt(runner, sys, "drain", p.key(d),
+                                    () -> runner.drainProfile(sys, p, dd));
+                            record(runs, r, round, t);
+                            notePeak(peak, peakRun, sys, r);
                         }
                     }
                 }
@@ -128,7 +145,8 @@ public final class BenchMain {
                             source = "--steady-rate";
                         } else if (peak.containsKey(sys)) {
                             rate = Math.max(1, Math.floor(peak.get(sys) * cfg.steadyLoad));
-                            source = cfg.steadyLoad + " x drain peak " + Math.round(peak.get(sys)) + " jobs/s";
+                            source = cfg.steadyLoad + " x drain peak " + Math.round(peak.get(sys)) + " jobs/s ("
+                                    + peakRun.get(sys) + ")";
                         } else {
                             rate = 1000;
                             source = "fallback (no drain run and no --steady-rate)";
@@ -137,6 +155,31 @@ public final class BenchMain {
                         boolean pinned = scenario.equals("pinned");
                         record(runs, attempt(runner, sys, scenario, scenario,
                                 () -> runner.steady(sys, rate, source, pinned)), round, t);
+                    }
+                }
+                for (Profile p : cfg.profiles) {
+                    if (!p.steady()) {
+                        continue;
+                    }
+                    double rate;
+                    String source;
+                    if (peak.containsKey("baseline")) {
+                        rate = Math.max(1, Math.floor(peak.get("baseline") * p.baselineLoad()));
+                        source = p.baselineLoad() + " x baseline drain peak " + Math.round(peak.get("baseline"))
+                                + " jobs/s (" + peakRun.get("baseline") + ")";
+                    } else if (cfg.steadyRate > 0) {
+                        rate = cfg.steadyRate;
+                        source = "--steady-rate (no baseline drain run in this round)";
+                    } else {
+                        rate = 1000;
+                        source = "fallback (no baseline drain run in this round and no --steady-rate)";
+                    }
+                    System.out.printf(Locale.ROOT, "[round %d] %s: both systems at %,.0f jobs/s = %s%n", round,
+                            p.name(), rate, source);
+                    for (String sys : order) {
+                        long t = System.nanoTime();
+                        record(runs, attempt(runner, sys, "steady", p.key(0),
+                                () -> runner.steadyProfile(sys, p, rate, source)), round, t);
                     }
                 }
             }
@@ -148,7 +191,7 @@ public final class BenchMain {
         Map<String, Object> summary = Summary.summarize(runs, runnable);
         result.put("summary", summary);
         result.put("targets", Summary.targets(summary, cfg.workers, cfg.jobs));
-        result.put("notes", notes(cfg, (Map<String, Object>) result.get("postgres")));
+        result.put("notes", notes(cfg, (Map<String, Object>) result.get("postgres"), result));
         result.put("runs", new ArrayList<Object>(runs));
 
         long failed = runs.stream().filter(r -> r.containsKey("failed")).count();
@@ -167,6 +210,17 @@ public final class BenchMain {
             throw new IllegalStateException(failed + " run(s) failed; see \"failed\" in " + out.toAbsolutePath());
         }
         return result;
+    }
+
+    /** Remembers the highest completed jobs/s of a system's drain runs in this round, and which run it was. */
+    @SuppressWarnings("unchecked")
+    private static void notePeak(Map<String, Double> peak, Map<String, String> peakRun, String sys,
+                                 Map<String, Object> r) {
+        Object c = ((Map<String, Object>) r.get("metrics")).get("completed_jobs_per_s");
+        if (c instanceof Number n && (!peak.containsKey(sys) || n.doubleValue() > peak.get(sys))) {
+            peak.put(sys, n.doubleValue());
+            peakRun.put(sys, String.valueOf(r.get("key")));
+        }
     }
 
     private interface RunBody {
@@ -223,19 +277,28 @@ public final class BenchMain {
             return;
         }
         StringBuilder line = new StringBuilder();
-        line.append(String.format(Locale.ROOT, "[round %d] %-26s %-8s completed %s jobs/s", round, r.get("key"),
+        line.append(String.format(Locale.ROOT, "[round %d] %-30s %-8s completed %s jobs/s", round, r.get("key"),
                 r.get("system"), Report.fmt(m.get("completed_jobs_per_s"), "int")));
         if (m.containsKey("wal_bytes_per_job_drain")) {
             line.append(", enqueue ").append(Report.fmt(m.get("enqueue_jobs_per_s"), "int")).append(" jobs/s")
                     .append(", WAL ").append(Report.fmt(m.get("wal_bytes_per_job_drain"), "d0")).append(" B/job (drain)")
-                    .append(", commits ").append(Report.fmt(m.get("commits_per_job_drain"), "d4")).append("/job");
+                    .append(", commits ").append(Report.fmt(m.get("commits_per_job_drain"), "d4")).append("/job")
+                    .append(", CPU server ").append(Report.fmt(m.get("server_cpu_us_per_job_drain"), "d0"))
+                    .append(" / JVM ").append(Report.fmt(m.get("jvm_cpu_us_per_job_drain"), "d0")).append(" µs/job");
         } else {
             line.append(" at ").append(Report.fmt(m.get("rate_target"), "int")).append(" jobs/s target, pickup p99 ")
-                    .append(Report.fmt(m.get("pickup_p99_ms"), "d2")).append(" ms");
+                    .append(Report.fmt(m.get("pickup_p99_ms"), "d2")).append(" ms")
+                    .append(", CPU server ").append(Report.fmt(m.get("server_cpu_us_per_job"), "d0"))
+                    .append(" / JVM ").append(Report.fmt(m.get("jvm_cpu_us_per_job"), "d0")).append(" µs/job");
             if (m.containsKey("pinned_completed_jobs_per_s")) {
                 line.append(", pinned ").append(Report.fmt(m.get("pinned_completed_jobs_per_s"), "int"))
                         .append(" jobs/s, backlog after recovery ").append(Report.fmt(m.get("backlog_end_recovery"), "int"));
             }
+        }
+        if (m.get("claim_ready_us_per_claimed_job") != null || m.get("complete_compact_us_per_completed_job") != null) {
+            line.append(", claim_ready ").append(Report.fmt(m.get("claim_ready_us_per_claimed_job"), "d0"))
+                    .append(" / complete_compact ").append(Report.fmt(m.get("complete_compact_us_per_completed_job"), "d0"))
+                    .append(" µs/job");
         }
         line.append(", dead ").append(Report.fmt(m.get("dead_tuples_end"), "int"))
                 .append(", lost ").append(Report.fmt(m.get("jobs_lost"), "int"))
@@ -246,7 +309,7 @@ public final class BenchMain {
         System.out.println(line);
     }
 
-    private static List<Object> notes(BenchConfig cfg, Map<String, Object> pg) {
+    private static List<Object> notes(BenchConfig cfg, Map<String, Object> pg, Map<String, Object> result) {
         List<Object> n = new ArrayList<>();
         if (pg != null && "off".equals(pg.get("autovacuum"))) {
             n.add("**autovacuum is off on this server**: nothing reclaims the baseline's dead tuples during a run"
@@ -282,6 +345,29 @@ public final class BenchMain {
         n.add("Pinned: throughput while pinned is compared with the clean steady run of the same system and round;"
                 + " 'drained in recovery' means the backlog at the end of recovery was at most max(2 × W, 0.1 s of"
                 + " load).");
+        n.add("Latency in drain runs is measured from the moment the handlers were started (every job is already"
+                + " committed), so pickup there is the time a job waited in the backlog: about half the drain time at"
+                + " p50, it grows with the job count and shrinks with throughput. \"Handler start → durable"
+                + " completion\" is the handler plus the completion path.");
+        n.add("CPU per job: server = user + system time of the PostgreSQL backends connected to the bench database"
+                + " (" + result.get("server_cpu_method") + "); cluster = every process of the server (WAL writer,"
+                + " checkpointer and other sessions included); JVM = process CPU time of the JVM(s) running the system"
+                + " (OperatingSystemMXBean; for in-JVM runs that includes the harness's producer and bookkeeping)."
+                + " Drain: from the handlers' start to the last durable completion, divided by the jobs completed;"
+                + " enqueue: the pre-enqueue. Steady: while the producer runs, divided by the jobs completed meanwhile.");
+        n.add("Function server time (Riffle only): `pg_stat_user_functions.total_time` of `claim_ready`,"
+                + " `complete_compact` and `enqueue_jobs` (including the functions they call), as a difference over"
+                + " the phase, per claimed (RiffleStats.claimedJobs), completed or enqueued job; track_functions: "
+                + result.get("track_functions") + ". Timing every PL/pgSQL call adds a little server time to Riffle"
+                + " (the baseline calls no functions).");
+        if (!cfg.profiles.isEmpty()) {
+            n.add("Profiles: " + String.join("; ", cfg.profiles.stream()
+                    .map(p -> p.describe(cfg.steadyWorkers, cfg.steadyDelayMillis)).toList())
+                    + ". Profile drains pre-enqueue " + cfg.profileJobs + " jobs; the baseline gets the same shape (N"
+                    + " instances of W workers, each instance with its own " + cfg.baselineClaimers + " claim and "
+                    + cfg.baselineAckers + " ack connections). A drain in child JVMs starts with a cold JIT, a drain in"
+                    + " the harness JVM does not.");
+        }
         n.add("Machine noise: the JVM (producer, handlers, drivers) and PostgreSQL share the same cores; absolute"
                 + " numbers vary by tens of percent between runs, ratios of alternated runs much less. Use --rounds"
                 + " for medians.");

@@ -22,6 +22,40 @@ final class Json {
         return sb.toString();
     }
 
+    /** The value on one line (no newline at the end): for the JSON lines between the harness and its children. */
+    static String compact(Object value) {
+        StringBuilder sb = new StringBuilder(256);
+        compact(sb, value);
+        return sb.toString();
+    }
+
+    private static void compact(StringBuilder sb, Object v) {
+        if (v instanceof Map<?, ?> m) {
+            sb.append('{');
+            int i = 0;
+            for (Map.Entry<?, ?> e : m.entrySet()) {
+                if (i++ > 0) {
+                    sb.append(',');
+                }
+                quote(sb, String.valueOf(e.getKey()));
+                sb.append(':');
+                compact(sb, e.getValue());
+            }
+            sb.append('}');
+        } else if (v instanceof List<?> l) {
+            sb.append('[');
+            for (int i = 0; i < l.size(); i++) {
+                if (i > 0) {
+                    sb.append(',');
+                }
+                compact(sb, l.get(i));
+            }
+            sb.append(']');
+        } else {
+            write(sb, v, 0);
+        }
+    }
+
     private static void write(StringBuilder sb, Object v, int indent) {
         if (v == null) {
             sb.append("null");

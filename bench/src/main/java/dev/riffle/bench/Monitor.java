@@ -25,6 +25,7 @@ final class Monitor implements AutoCloseable {
     private Connection pin;
     private boolean pgstattuple;
     private String pgstattupleNote = "not tried";
+    private String trackFunctionsRestore;
     long statements;
 
     Monitor(BenchConfig cfg) throws SQLException {
@@ -114,7 +115,79 @@ final class Monitor implements AutoCloseable {
         return pgstattupleNote;
     }
 
-    record Snapshot(long nanos, long walLsn, long xactCommit, long nextXid, long harnessStatements) {
+    /**
+     * Makes new sessions in the bench database record PL/pgSQL function statistics ({@code pg_stat_user_functions}):
+     * {@code ALTER DATABASE … SET track_functions = 'pl'} when the database's sessions would not already track them
+     * (superuser only). {@link #restoreTrackFunctions} puts the previous database setting back. Returns a note for
+     * the JSON.
+     */
+    String enableTrackFunctions() {
+        if (!cfg.trackFunctions) {
+            return "off (--no-track-functions)";
+        }
+        String db = database();
+        try (Statement st = conn.createStatement()) {
+            statements++;
+            try (ResultSet rs = st.executeQuery("SELECT current_setting('track_functions')")) {
+                rs.next();
+                String now = rs.getString(1);
+                if ("pl".equals(now) || "all".equals(now)) {
+                    return now + " (already on for sessions in database " + db + ")";
+                }
+            }
+            String previous = null;
+            statements++;
+            try (ResultSet rs = st.executeQuery("SELECT s FROM pg_db_role_setting r"
+                    + " JOIN pg_database d ON d.oid = r.setdatabase CROSS JOIN LATERAL unnest(r.setconfig) s"
+                    + " WHERE r.setrole = 0 AND d.datname = current_database() AND s LIKE 'track\\_functions=%'")) {
+                if (rs.next()) {
+                    previous = rs.getString(1).substring("track_functions=".length());
+                }
+            }
+            statements++;
+            st.execute("ALTER DATABASE \"" + db + "\" SET track_functions = 'pl'");
+            trackFunctionsRestore = previous == null ? "ALTER DATABASE \"" + db + "\" RESET track_functions"
+                    : "ALTER DATABASE \"" + db + "\" SET track_functions = '" + previous + "'";
+            return "pl (ALTER DATABASE " + db + " SET track_functions = 'pl' for this invocation; restored at the end"
+                    + " with: " + trackFunctionsRestore + ")";
+        } catch (SQLException e) {
+            return "unavailable (" + e.getMessage().lines().findFirst().orElse("") + "): no per-function server time";
+        }
+    }
+
+    /** Undoes {@link #enableTrackFunctions}; best effort. */
+    void restoreTrackFunctions() {
+        if (trackFunctionsRestore == null) {
+            return;
+        }
+        try (Statement st = conn.createStatement()) {
+            statements++;
+            st.execute(trackFunctionsRestore);
+            trackFunctionsRestore = null;
+        } catch (SQLException e) {
+            System.err.println("could not restore track_functions: " + e.getMessage() + " (run: " + trackFunctionsRestore
+                    + ")");
+        }
+    }
+
+    /** The database the harness is connected to. */
+    String database() {
+        return cfg.url.database();
+    }
+
+    /** The server-side CPU meter for this database (probes /proc once; one statement). */
+    ServerCpu serverCpu() throws SQLException {
+        statements++;
+        return ServerCpu.probe(conn, cfg.url.user(), cfg.url.database());
+    }
+
+    /**
+     * Counters at one moment: WAL position, the database's commit counter, the next xid, and the PL/pgSQL function
+     * statistics ({@code pg_stat_user_functions}: calls, total and self time in ms) of the system's schema, which are
+     * empty unless {@code track_functions} is on for the system's sessions.
+     */
+    record Snapshot(long nanos, long walLsn, long xactCommit, long nextXid, long harnessStatements,
+                    Map<String, double[]> functions) {
         Map<String, Object> diff(Snapshot later) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("seconds", (later.nanos - nanos) / 1e9);
@@ -122,19 +195,55 @@ final class Monitor implements AutoCloseable {
             m.put("xact_commit", later.xactCommit - xactCommit);
             m.put("xids_assigned", later.nextXid - nextXid);
             m.put("harness_statements", later.harnessStatements - harnessStatements);
+            Map<String, Object> fs = new LinkedHashMap<>();
+            for (Map.Entry<String, double[]> e : later.functions.entrySet()) {
+                double[] before = functions.getOrDefault(e.getKey(), new double[3]);
+                double[] after = e.getValue();
+                if (after[0] - before[0] <= 0) {
+                    continue;
+                }
+                Map<String, Object> f = new LinkedHashMap<>();
+                f.put("calls", (long) (after[0] - before[0]));
+                f.put("total_ms", after[1] - before[1]);
+                f.put("self_ms", after[2] - before[2]);
+                fs.put(e.getKey(), f);
+            }
+            m.put("functions", fs);
             return m;
         }
     }
 
+    /** A snapshot without function statistics. */
     Snapshot snapshot() throws SQLException {
+        return snapshot(null);
+    }
+
+    /** A snapshot, with the function statistics of {@code schema} when it is not null; one statement. */
+    Snapshot snapshot(String schema) throws SQLException {
         statements++;
-        try (Statement st = conn.createStatement();
-             ResultSet rs = st.executeQuery("SELECT pg_current_wal_lsn()::text,"
+        try (PreparedStatement ps = conn.prepareStatement("SELECT pg_current_wal_lsn()::text,"
                      + " (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()),"
-                     + " pg_snapshot_xmax(pg_current_snapshot())::text")) {
-            rs.next();
-            return new Snapshot(System.nanoTime(), lsn(rs.getString(1)), rs.getLong(2), Long.parseLong(rs.getString(3)),
-                    statements);
+                     + " pg_snapshot_xmax(pg_current_snapshot())::text,"
+                     + " (SELECT string_agg(funcname || ' ' || calls || ' ' || total_time || ' ' || self_time, ',')"
+                     + "    FROM pg_stat_user_functions WHERE schemaname = ?)")) {
+            ps.setString(1, schema == null ? "" : schema);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                Map<String, double[]> fs = new LinkedHashMap<>();
+                String agg = rs.getString(4);
+                if (agg != null) {
+                    for (String f : agg.split(",")) {
+                        String[] p = f.split(" ");
+                        // overloads share a name; their numbers are added up
+                        double[] v = fs.computeIfAbsent(p[0], k -> new double[3]);
+                        v[0] += Double.parseDouble(p[1]);
+                        v[1] += Double.parseDouble(p[2]);
+                        v[2] += Double.parseDouble(p[3]);
+                    }
+                }
+                return new Snapshot(System.nanoTime(), lsn(rs.getString(1)), rs.getLong(2),
+                        Long.parseLong(rs.getString(3)), statements, fs);
+            }
         }
     }
 
@@ -279,6 +388,7 @@ final class Monitor implements AutoCloseable {
     @Override
     public void close() throws SQLException {
         try {
+            restoreTrackFunctions();
             releasePin();
         } finally {
             conn.close();

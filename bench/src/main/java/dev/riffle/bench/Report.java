@@ -24,12 +24,27 @@ final class Report {
     private static final List<Row> DRAIN = List.of(
             new Row("enqueue_jobs_per_s", "enqueue jobs/s", "int"),
             new Row("completed_jobs_per_s", "completed jobs/s", "int"),
+            new Row("pickup_p50_ms", "pickup p50 (ms from drain start)", "d2"),
+            new Row("pickup_p95_ms", "pickup p95 (ms from drain start)", "d2"),
+            new Row("pickup_p99_ms", "pickup p99 (ms from drain start)", "d2"),
+            new Row("complete_p50_ms", "durable completion p50 (ms from drain start)", "d2"),
+            new Row("complete_p95_ms", "durable completion p95 (ms from drain start)", "d2"),
+            new Row("complete_p99_ms", "durable completion p99 (ms from drain start)", "d2"),
+            new Row("start_to_complete_p50_ms", "handler start → durable completion p50 (ms)", "d2"),
+            new Row("start_to_complete_p99_ms", "handler start → durable completion p99 (ms)", "d2"),
             new Row("wal_bytes_per_job_enqueue", "WAL bytes/job, enqueue", "d0"),
             new Row("wal_bytes_per_job_drain", "WAL bytes/job, drain", "d0"),
             new Row("wal_bytes_per_job_total", "WAL bytes/job, enqueue+drain", "d0"),
             new Row("commits_per_job_enqueue", "commits/job, enqueue", "d4"),
             new Row("commits_per_job_drain", "commits/job, drain", "d4"),
             new Row("commits_per_job_total", "commits/job, enqueue+drain", "d4"),
+            new Row("server_cpu_us_per_job_drain", "server CPU µs/job, drain (bench backends)", "d0"),
+            new Row("cluster_cpu_us_per_job_drain", "server CPU µs/job, drain (whole cluster)", "d0"),
+            new Row("jvm_cpu_us_per_job_drain", "JVM CPU µs/job, drain", "d0"),
+            new Row("server_cpu_us_per_job_enqueue", "server CPU µs/job, enqueue (bench backends)", "d0"),
+            new Row("claim_ready_us_per_claimed_job", "claim_ready server µs per claimed job", "d0"),
+            new Row("complete_compact_us_per_completed_job", "complete_compact server µs per completed job", "d0"),
+            new Row("enqueue_jobs_us_per_job", "enqueue_jobs server µs per enqueued job", "d0"),
             new Row("dead_tuples_after_enqueue", "dead tuples after enqueue", "int"),
             new Row("dead_tuples_end", "dead tuples at end (n_dead_tup)", "int"),
             new Row("dead_tuples_end_exact", "dead tuples at end (pgstattuple)", "int"),
@@ -50,6 +65,11 @@ final class Report {
             new Row("complete_p99_ms", "durable completion p99 (ms)", "d2"),
             new Row("wal_bytes_per_job", "WAL bytes/job", "d0"),
             new Row("commits_per_job", "commits/job", "d4"),
+            new Row("server_cpu_us_per_job", "server CPU µs/job (bench backends)", "d0"),
+            new Row("cluster_cpu_us_per_job", "server CPU µs/job (whole cluster)", "d0"),
+            new Row("jvm_cpu_us_per_job", "JVM CPU µs/job", "d0"),
+            new Row("claim_ready_us_per_claimed_job", "claim_ready server µs per claimed job", "d0"),
+            new Row("complete_compact_us_per_completed_job", "complete_compact server µs per completed job", "d0"),
             new Row("dead_tuples_end", "dead tuples at end (n_dead_tup)", "int"),
             new Row("dead_tuples_end_exact", "dead tuples at end (pgstattuple)", "int"),
             new Row("jobs_lost", "jobs lost", "int"));
@@ -76,11 +96,14 @@ final class Report {
             new Row("commits_per_job", "commits/job", "d4"),
             new Row("jobs_lost", "jobs lost", "int"));
 
-    private static List<Row> rowsFor(String key) {
-        if (key.startsWith("drain")) {
+    /** The rows of a summary entry, by its scenario (older JSON files have none: by its key). */
+    private static List<Row> rowsFor(String key, Map<String, Object> entry) {
+        Object scenario = entry.get("scenario");
+        String s = scenario != null ? String.valueOf(scenario) : key.startsWith("drain") ? "drain" : key;
+        if (s.equals("drain")) {
             return DRAIN;
         }
-        return key.equals("pinned") ? PINNED : STEADY;
+        return s.equals("pinned") ? PINNED : STEADY;
     }
 
     // ------------------------------------------------------------------------------------------------ stdout
@@ -102,7 +125,7 @@ final class Report {
             sb.append('\n');
             sb.append(String.format(Locale.ROOT, "%-42s %14s %14s %10s%n", "metric", "baseline", "riffle",
                     "riffle/base"));
-            for (Row row : rowsFor(e.getKey())) {
+            for (Row row : rowsFor(e.getKey(), entry)) {
                 Object bv = b == null ? null : b.get(row.metric);
                 Object rv = r == null ? null : r.get(row.metric);
                 if (bv == null && rv == null) {
@@ -189,10 +212,17 @@ final class Report {
         row(sb, "Load average before / after", machine.get("loadavg_start") + " / " + machine.get("loadavg_end"));
         row(sb, "Other client backends at start", pg.get("client_backends_at_start"));
         row(sb, "Dead-tuple counting", result.get("dead_tuple_method"));
+        if (result.containsKey("server_cpu_method")) {
+            row(sb, "Server CPU", result.get("server_cpu_method"));
+            row(sb, "track_functions", result.get("track_functions"));
+        }
         sb.append('\n');
 
         Map<String, Object> systems = (Map<String, Object>) result.get("systems");
         sb.append("### Configuration\n\n");
+        Object scenarios = config.get("scenarios");
+        sb.append("- Scenarios: ").append(scenarios instanceof List<?> l && l.isEmpty() ? "none (profiles only; the"
+                + " drain and steady settings below apply to the profiles)" : scenarios).append(".\n");
         sb.append("- Jobs per drain run: ").append(fmt(config.get("jobs"), "int")).append("; handler concurrency W: ")
                 .append(config.get("workers")).append("; handler delays (ms): ").append(config.get("delays_ms"))
                 .append("; rounds: ").append(config.get("rounds")).append(".\n");
@@ -203,6 +233,7 @@ final class Report {
                 .append(", W=").append(config.get("steady_workers")).append(", ").append(config.get("steady_delay_ms"))
                 .append(" ms handler. Pinned: ").append(config.get("pinned_seconds")).append(" s with an idle-in-transaction")
                 .append(" xid held, then ").append(config.get("recovery_seconds")).append(" s of recovery at the same rate.\n");
+        profileLines(sb, result, config);
         for (var e : systems.entrySet()) {
             sb.append("- `").append(e.getKey()).append("`: ");
             Map<String, Object> d = (Map<String, Object>) e.getValue();
@@ -233,7 +264,7 @@ final class Report {
             Map<String, Object> ratio = (Map<String, Object>) entry.get("ratio_riffle_to_baseline");
             sb.append("### ").append(e.getKey()).append("\n\n");
             sb.append("| Metric | Baseline | Riffle | Riffle / baseline |\n|---|---:|---:|---:|\n");
-            for (Row row : rowsFor(e.getKey())) {
+            for (Row row : rowsFor(e.getKey(), entry)) {
                 Object bv = b == null ? null : b.get(row.metric);
                 Object rv = r == null ? null : r.get(row.metric);
                 if (bv == null && rv == null) {
@@ -293,6 +324,40 @@ final class Report {
         return sb.toString();
     }
 
+    /** One line per profile: its shape and where it ran; for steady-b profiles the rate both systems got. */
+    @SuppressWarnings("unchecked")
+    private static void profileLines(StringBuilder sb, Map<String, Object> result, Map<String, Object> config) {
+        Object ps = config.get("profiles");
+        if (!(ps instanceof List<?> names) || names.isEmpty()) {
+            return;
+        }
+        String fleet = String.valueOf(config.get("fleet"));
+        int steadyWorkers = Summary.num(config.get("steady_workers")).intValue();
+        int steadyDelay = Summary.num(config.get("steady_delay_ms")).intValue();
+        sb.append("- Profiles (").append(fmt(config.get("profile_jobs"), "int"))
+                .append(" jobs per profile drain; the baseline gets the same shape):\n");
+        for (Object n : names) {
+            Profile p = Profile.parse(String.valueOf(n), fleet);
+            sb.append("  - ").append(p.describe(steadyWorkers, steadyDelay));
+            if (p.separateProcess()) {
+                sb.append(" (child JVM options ").append(config.get("child_jvm_args")).append(")");
+            }
+            if (p.steady()) {
+                for (Object o : (List<Object>) result.get("runs")) {
+                    Map<String, Object> run = (Map<String, Object>) o;
+                    Map<String, Object> params = (Map<String, Object>) run.get("params");
+                    if (p.name().equals(run.get("profile")) && params != null) {
+                        sb.append("; round ").append(run.get("round")).append(": ")
+                                .append(fmt(params.get("rate"), "int")).append(" jobs/s = ")
+                                .append(params.get("rate_source"));
+                        break;
+                    }
+                }
+            }
+            sb.append('\n');
+        }
+    }
+
     private static void row(StringBuilder sb, String k, Object v) {
         sb.append("| ").append(k).append(" | ").append(v == null ? "-" : v).append(" |\n");
     }
@@ -337,6 +402,10 @@ final class Report {
                 "  measured from the enqueue commit to the handler start (pickup) and to the durable completion.",
                 "- **pinned**: the steady load while a second connection holds an idle-in-transaction xid",
                 "  (`BEGIN; SELECT txid_current();`), then a recovery phase at the same load after releasing it.",
+                "",
+                "Profiles (`--profiles 1x32,4x8,w256,steady-b50` or `all`): N engine instances of W handlers on one queue",
+                "(`<N>x<W>`, each in its own JVM unless `--fleet jvm`), W handlers in the harness JVM (`w<W>`), and steady",
+                "with both producers at P % of the baseline's drain peak (`steady-b<P>`).",
                 "",
                 "## Running it",
                 "",

@@ -4,6 +4,9 @@ import dev.riffle.engine.Riffle;
 import dev.riffle.engine.RiffleConfig;
 import dev.riffle.engine.RiffleStats;
 import dev.riffle.engine.api.JobClient;
+import dev.riffle.engine.api.JobHandler;
+import dev.riffle.engine.api.JobOutcome;
+import dev.riffle.engine.api.JobResult;
 import dev.riffle.engine.api.NewJob;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -12,6 +15,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
@@ -19,6 +23,7 @@ import reactor.core.publisher.Mono;
 final class RiffleSystem implements QueueSystem {
 
     static final String QUEUE = "bench";
+    static final String KIND = "bench";
 
     private final BenchConfig cfg;
     private final String schema = "bench_riffle";
@@ -54,7 +59,10 @@ final class RiffleSystem implements QueueSystem {
         m.put("poll_interval_ms", c.pollInterval().toMillis());
         m.put("safety_poll_interval_ms", c.safetyPollInterval().toMillis());
         m.put("cursor_advance_delay_ms", c.cursorAdvanceDelay().toMillis());
-        m.put("handler", "subscribe(queue).flatMap(job -> [delay].then(job.complete()), W, 1)");
+        m.put("handler", cfg.riffleApi.equals("subscribe")
+                ? "subscribe(queue).flatMap(job -> [delay].then(job.complete()), W, 1)"
+                : "work(Map.of(kind, job -> [delay].then(Mono.empty())), W, queue); completion observed on the"
+                + " emitted JobResult (accepted = durable)");
         return m;
     }
 
@@ -94,7 +102,7 @@ final class RiffleSystem implements QueueSystem {
     public void enqueue(List<BenchJob> jobs) {
         List<NewJob> batch = new ArrayList<>(jobs.size());
         for (BenchJob j : jobs) {
-            batch.add(NewJob.builder("bench").queue(QUEUE).args(j.argsJson()).build());
+            batch.add(NewJob.builder(KIND).queue(QUEUE).args(j.argsJson()).build());
         }
         List<Long> ids = client.enqueueMany(batch).block(Duration.ofMinutes(2));
         if (ids == null || ids.size() != jobs.size()) {
@@ -105,8 +113,15 @@ final class RiffleSystem implements QueueSystem {
 
     @Override
     public void startWorkers(int concurrency, Duration handlerDelay, JobSink sink) {
+        workers = cfg.riffleApi.equals("subscribe")
+                ? subscribeWorkers(concurrency, handlerDelay, sink)
+                : workWorkers(concurrency, handlerDelay, sink);
+    }
+
+    /** {@code subscribe(queue).flatMap(job -> [delay].then(job.complete()), W, 1)}. */
+    private Disposable subscribeWorkers(int concurrency, Duration handlerDelay, JobSink sink) {
         boolean delay = !handlerDelay.isZero();
-        workers = riffle.subscribe(QUEUE)
+        return riffle.subscribe(QUEUE)
                 .flatMap(job -> {
                     long seq = Payloads.seqOf(job.argsJson());
                     sink.started(seq);
@@ -118,6 +133,31 @@ final class RiffleSystem implements QueueSystem {
                             });
                 }, concurrency, 1)
                 .subscribe(v -> { }, sink::error);
+    }
+
+    /**
+     * {@code work(Map.of(kind, handler), W, queue)}: the handler reports the start and returns the outcome (empty:
+     * complete) after the delay; the engine records it and emits a {@link JobResult} once it is durable, which is
+     * when the harness counts the completion (the job's sequence number is looked up by job id).
+     */
+    private Disposable workWorkers(int concurrency, Duration handlerDelay, JobSink sink) {
+        boolean delay = !handlerDelay.isZero();
+        Map<Long, Long> seqById = new ConcurrentHashMap<>();
+        JobHandler handler = job -> {
+            long seq = Payloads.seqOf(job.argsJson());
+            seqById.put(job.id(), seq);
+            sink.started(seq);
+            return delay ? Mono.delay(handlerDelay).then(Mono.<JobOutcome>empty()) : Mono.<JobOutcome>empty();
+        };
+        return riffle.work(Map.of(KIND, handler), concurrency, QUEUE)
+                .subscribe(r -> {
+                    Long seq = seqById.remove(r.jobId());
+                    if (r.accepted() && r.outcome() instanceof JobOutcome.Complete && seq != null) {
+                        sink.completed(seq);
+                    } else {
+                        sink.error(new IllegalStateException("job " + r.jobId() + " not completed: " + r));
+                    }
+                }, sink::error);
     }
 
     @Override

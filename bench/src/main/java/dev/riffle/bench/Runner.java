@@ -29,10 +29,13 @@ final class Runner {
     private final Function<String, QueueSystem> factory;
     private final String padding;
     private final List<QueueSystem> created = new ArrayList<>();
+    private final List<Fleet> fleets = new ArrayList<>();
+    private final ServerCpu serverCpu;
 
-    Runner(BenchConfig cfg, Monitor mon, Function<String, QueueSystem> factory) {
+    Runner(BenchConfig cfg, Monitor mon, ServerCpu serverCpu, Function<String, QueueSystem> factory) {
         this.cfg = cfg;
         this.mon = mon;
+        this.serverCpu = serverCpu;
         this.factory = factory;
         this.padding = Payloads.padding(cfg.payloadPad);
     }
@@ -45,6 +48,10 @@ final class Runner {
 
     /** After a failed run: closes every system this runner created (closing twice is harmless) and ends a pin. */
     void cleanUpAfterFailure() {
+        for (Fleet f : fleets) {
+            f.close();
+        }
+        fleets.clear();
         for (QueueSystem s : created) {
             try {
                 s.close();
@@ -63,39 +70,68 @@ final class Runner {
     /** After a successful run: forget the (closed) systems. */
     void forgetSystems() {
         created.clear();
+        fleets.clear();
     }
 
     // ------------------------------------------------------------------------------------------------ drain
 
+    /** The drain scenario: one instance of W handlers in this JVM, --jobs jobs. */
     Map<String, Object> drain(String systemName, int workers, int delayMillis) throws Exception {
-        int n = cfg.jobs;
+        return drain(systemName, "drain", key("drain", workers, delayMillis), null, 1, workers, delayMillis, false,
+                cfg.jobs);
+    }
+
+    /** A drain-shaped profile ({@code <N>x<W>}, {@code w<W>}): --profile-jobs jobs. */
+    Map<String, Object> drainProfile(String systemName, Profile p, int delayMillis) throws Exception {
+        return drain(systemName, "drain", p.key(delayMillis), p.name(), p.instances(), p.workers(), delayMillis,
+                p.separateProcess(), cfg.profileJobs);
+    }
+
+    /**
+     * Pre-enqueues {@code n} jobs with one instance of the system, closes it, then drains them with {@code instances}
+     * instances of {@code workers} handlers each ({@link ProcessFleet} when {@code processes}, else
+     * {@link JvmFleet}). WAL and commits are phase counter differences (enqueue, drain); CPU is measured from the
+     * handlers' start until the last durable completion.
+     */
+    private Map<String, Object> drain(String systemName, String scenario, String key, String profile, int instances,
+                                      int workers, int delayMillis, boolean processes, int n) throws Exception {
         Tracker tr = new Tracker(n);
         QueueSystem sys = create(systemName);
         sys.reset(mon.connection());
         mon.statements++;
         sleep(cfg.statsWaitMillis); // backends used by the reset (Riffle migrates here) flush their counters on exit
-        Monitor.Snapshot s0 = mon.snapshot();
+        Monitor.Snapshot s0 = mon.snapshot(sys.schema());
         sys.open();
+        ServerCpu.Window cpuEnqueue = serverCpu.begin();
+        long jvmEnqueue0 = ServerCpu.jvmProcessCpuNanos();
         long t0 = System.nanoTime();
         preEnqueue(sys, tr, n);
         long t1 = System.nanoTime();
+        long jvmEnqueue = ServerCpu.jvmProcessCpuNanos() - jvmEnqueue0;
+        Map<String, Object> serverEnqueue = cpuEnqueue.end();
         sys.close();
         sleep(cfg.statsWaitMillis);
-        Monitor.Snapshot s1 = mon.snapshot();
+        Monitor.Snapshot s1 = mon.snapshot(sys.schema());
         Map<String, Object> deadAfterEnqueue = mon.deadTuples(sys.schema());
 
-        QueueSystem sys2 = create(systemName);
-        sys2.open();
+        Fleet fleet = processes
+                ? new ProcessFleet(cfg, systemName, instances, workers, delayMillis)
+                : new JvmFleet(() -> create(systemName), instances, workers, Duration.ofMillis(delayMillis));
+        fleets.add(fleet);
+        long tOpen = System.nanoTime();
+        fleet.open();
+        double openSeconds = seconds(tOpen, System.nanoTime());
+        ServerCpu.Window cpuDrain = serverCpu.begin();
         long t2 = System.nanoTime();
-        sys2.startWorkers(workers, Duration.ofMillis(delayMillis), tr);
+        fleet.start(tr);
         boolean complete = awaitDrained(tr, t2);
-        long t3 = complete ? tr.lastCompletionNanos : System.nanoTime();
+        long t3 = complete ? tr.lastCompletionNanos() : System.nanoTime();
+        long jvmDrain = fleet.jvmCpuNanos();
+        Map<String, Object> serverDrain = cpuDrain.end();
         sleep(cfg.settleMillis);
-        sys2.stopWorkers();
-        Map<String, Object> counters = sys2.counters();
-        sys2.close();
+        Map<String, Object> counters = fleet.stop();
         sleep(cfg.statsWaitMillis);
-        Monitor.Snapshot s2 = mon.snapshot();
+        Monitor.Snapshot s2 = mon.snapshot(sys.schema());
         Map<String, Object> deadEnd = mon.deadTuples(sys.schema());
 
         long done = tr.completedUnique.get();
@@ -116,6 +152,11 @@ final class Runner {
         m.put("commits_per_job_drain", per(cDrain, done));
         m.put("commits_per_job_total", per(cEnq + cDrain, done));
         m.put("xids_per_job_drain", per((Long) drn.get("xids_assigned"), done));
+        Tracker.Latencies lat = tr.latencies(Long.MIN_VALUE, Long.MAX_VALUE, t2);
+        putLatency(m, "", lat);
+        putCpu(m, "_enqueue", serverEnqueue, jvmEnqueue, n);
+        putCpu(m, "_drain", serverDrain, jvmDrain, done);
+        putFunctions(m, enq, drn, counters, n, done);
         m.put("dead_tuples_after_enqueue", deadTotal(deadAfterEnqueue));
         m.put("dead_tuples_end", deadTotal(deadEnd));
         m.put("dead_tuples_end_exact", deadExact(deadEnd));
@@ -125,16 +166,30 @@ final class Runner {
         m.put("jobs_lost", tr.enqueued.get() - done);
         m.put("jobs_completed_twice", tr.completedDuplicate.get());
         m.put("handler_starts", tr.startsTotal.get());
+        m.put("pickup_clamped_to_zero", lat.clampedToZero());
         m.put("errors", tr.errors.get());
 
-        Map<String, Object> r = header(systemName, "drain", key("drain", workers, delayMillis));
-        r.put("params", params("jobs", n, "workers", workers, "delay_ms", delayMillis));
+        Map<String, Object> r = header(systemName, scenario, key);
+        if (profile != null) {
+            r.put("profile", profile);
+        }
+        r.put("params", params("jobs", n, "instances", instances, "workers_per_instance", workers,
+                "workers", instances * workers, "delay_ms", delayMillis));
+        Map<String, Object> fleetInfo = new LinkedHashMap<>(fleet.describe());
+        fleetInfo.put("open_seconds", openSeconds);
+        r.put("fleet", fleetInfo);
         r.put("complete", complete);
         r.put("metrics", m);
         Map<String, Object> phases = new LinkedHashMap<>();
         phases.put("enqueue", enq);
         phases.put("drain", drn);
         r.put("phases", phases);
+        Map<String, Object> cpu = new LinkedHashMap<>();
+        serverEnqueue.put("jvm_cpu_s", jvmEnqueue < 0 ? null : jvmEnqueue / 1e9);
+        serverDrain.put("jvm_cpu_s", jvmDrain < 0 ? null : jvmDrain / 1e9);
+        cpu.put("enqueue", serverEnqueue);
+        cpu.put("drain", serverDrain);
+        r.put("cpu", cpu);
         Map<String, Object> dead = new LinkedHashMap<>();
         dead.put("after_enqueue", deadAfterEnqueue);
         dead.put("end", deadEnd);
@@ -207,6 +262,16 @@ final class Runner {
      * --recovery-seconds of the same load after the release.
      */
     Map<String, Object> steady(String systemName, double rate, String rateSource, boolean pinned) throws Exception {
+        return steady(systemName, pinned ? "pinned" : "steady", null, rate, rateSource, pinned);
+    }
+
+    /** The steady scenario under another key: a {@code steady-b<P>} profile. */
+    Map<String, Object> steadyProfile(String systemName, Profile p, double rate, String rateSource) throws Exception {
+        return steady(systemName, p.key(0), p.name(), rate, rateSource, false);
+    }
+
+    private Map<String, Object> steady(String systemName, String key, String profile, double rate, String rateSource,
+                                       boolean pinned) throws Exception {
         int w = cfg.steadyWorkers;
         int delay = cfg.steadyDelayMillis;
         int loadSeconds = pinned ? cfg.pinnedSeconds + cfg.recoverySeconds : cfg.steadySeconds;
@@ -219,12 +284,17 @@ final class Runner {
         sys.open();
         sys.startWorkers(w, Duration.ofMillis(delay), tr);
         sleep(300); // subscriptions and listeners settle before the clock starts
-        Monitor.Snapshot s0 = mon.snapshot();
+        Monitor.Snapshot s0 = mon.snapshot(sys.schema());
 
         Map<String, Object> m = new LinkedHashMap<>();
-        Map<String, Object> r = header(systemName, pinned ? "pinned" : "steady", pinned ? "pinned" : "steady");
+        Map<String, Object> r = header(systemName, pinned ? "pinned" : "steady", key);
+        if (profile != null) {
+            r.put("profile", profile);
+        }
         Map<String, Object> pinInfo = new LinkedHashMap<>();
         Producer producer = new Producer(sys, tr, rate, capacity);
+        ServerCpu.Window cpuWindow = serverCpu.begin();
+        long jvm0 = ServerCpu.jvmProcessCpuNanos();
         long tp0 = System.nanoTime();
         if (pinned) {
             pinInfo.put("pinned_xid", mon.pinXmin());
@@ -252,6 +322,8 @@ final class Runner {
         }
         producer.stop();
         long tStop = System.nanoTime();
+        long jvmCpu = ServerCpu.jvmProcessCpuNanos() - jvm0;
+        Map<String, Object> serverCpuUsed = cpuWindow.end();
         boolean complete = awaitDrained(tr, tStop);
         long tDrained = System.nanoTime();
         sleep(cfg.settleMillis);
@@ -259,7 +331,7 @@ final class Runner {
         Map<String, Object> counters = sys.counters();
         sys.close();
         sleep(cfg.statsWaitMillis);
-        Monitor.Snapshot s1 = mon.snapshot();
+        Monitor.Snapshot s1 = mon.snapshot(sys.schema());
         Map<String, Object> deadEnd = mon.deadTuples(sys.schema());
 
         long done = tr.completedUnique.get();
@@ -273,6 +345,9 @@ final class Runner {
         m.put("wal_bytes_per_job", per((Long) whole.get("wal_bytes"), done));
         m.put("commits_per_job", per((Long) whole.get("xact_commit"), done));
         m.put("xids_per_job", per((Long) whole.get("xids_assigned"), done));
+        long producedInWindow = tr.completedBetween(tp0, tStop);
+        putCpu(m, "", serverCpuUsed, jvmCpu, producedInWindow);
+        putFunctions(m, null, whole, counters, enq, done);
         if (pinned) {
             double pinnedRate = tr.completedBetween(tp0, tPhase1End) / seconds(tp0, tPhase1End);
             double recoveryRate = tr.completedBetween(tRelease, tRecEnd) / seconds(tRelease, tRecEnd);
@@ -308,6 +383,8 @@ final class Runner {
         r.put("complete", complete);
         r.put("metrics", m);
         r.put("phases", Map.of("whole", whole));
+        serverCpuUsed.put("jvm_cpu_s", jvmCpu / 1e9);
+        r.put("cpu", Map.of("load", serverCpuUsed));
         Map<String, Object> dead = new LinkedHashMap<>();
         if (pinned) {
             dead.put("end_pinned", deadPinEnd);
@@ -332,7 +409,57 @@ final class Runner {
         m.put(prefix + "complete_p95_ms", ms(c, 95));
         m.put(prefix + "complete_p99_ms", ms(c, 99));
         m.put(prefix + "complete_max_ms", c.getTotalCount() == 0 ? null : c.getMaxValue() / 1000.0);
+        Histogram sc = l.startToCompleteMicros();
+        m.put(prefix + "start_to_complete_p50_ms", ms(sc, 50));
+        m.put(prefix + "start_to_complete_p95_ms", ms(sc, 95));
+        m.put(prefix + "start_to_complete_p99_ms", ms(sc, 99));
         m.put(prefix + "latency_samples", p.getTotalCount());
+    }
+
+    /**
+     * CPU per job over a window: the bench database's backends and the whole cluster (from /proc, null when not
+     * visible), and the JVM(s) running the system (null when unknown).
+     */
+    private static void putCpu(Map<String, Object> m, String suffix, Map<String, Object> server, long jvmNanos,
+                               long jobs) {
+        Double backends = Summary.num(server.get("bench_backends_cpu_s"));
+        Double cluster = Summary.num(server.get("cluster_cpu_s"));
+        m.put("server_cpu_us_per_job" + suffix, backends == null || jobs == 0 ? null : backends * 1e6 / jobs);
+        m.put("cluster_cpu_us_per_job" + suffix, cluster == null || jobs == 0 ? null : cluster * 1e6 / jobs);
+        m.put("jvm_cpu_us_per_job" + suffix, jvmNanos < 0 || jobs == 0 ? null : jvmNanos / 1e3 / jobs);
+    }
+
+    /**
+     * Server time inside Riffle's PL/pgSQL functions ({@code pg_stat_user_functions}, total time including the
+     * functions they call) over the phase: {@code claim_ready} per claimed job and per call, {@code complete_compact}
+     * per completed job and per call, {@code enqueue_jobs} per enqueued job. Nothing when no function was tracked
+     * (the baseline has none; track_functions off).
+     */
+    @SuppressWarnings("unchecked")
+    private static void putFunctions(Map<String, Object> m, Map<String, Object> enqueuePhase,
+                                     Map<String, Object> workPhase, Map<String, Object> counters, long enqueued,
+                                     long completed) {
+        Map<String, Object> work = (Map<String, Object>) workPhase.get("functions");
+        Map<String, Object> enq = enqueuePhase == null ? work : (Map<String, Object>) enqueuePhase.get("functions");
+        if ((work == null || work.isEmpty()) && (enq == null || enq.isEmpty())) {
+            return;
+        }
+        Number claimedCounter = counters.get("claimed_jobs") instanceof Number c ? c : null;
+        long claimed = claimedCounter == null ? completed : claimedCounter.longValue();
+        putFunction(m, work, "claim_ready", "claim_ready_us_per_claimed_job", claimed);
+        putFunction(m, work, "complete_compact", "complete_compact_us_per_completed_job", completed);
+        putFunction(m, enq, "enqueue_jobs", "enqueue_jobs_us_per_job", enqueued);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void putFunction(Map<String, Object> m, Map<String, Object> fs, String fn, String perJobKey,
+                                    long jobs) {
+        Map<String, Object> f = fs == null ? null : (Map<String, Object>) fs.get(fn);
+        Double totalMs = f == null ? null : Summary.num(f.get("total_ms"));
+        Double calls = f == null ? null : Summary.num(f.get("calls"));
+        m.put(perJobKey, totalMs == null || jobs == 0 ? null : totalMs * 1000 / jobs);
+        m.put(fn + "_us_per_call", totalMs == null || calls == null || calls == 0 ? null : totalMs * 1000 / calls);
+        m.put(fn + "_calls", calls == null ? null : calls.longValue());
     }
 
     private static Double ms(Histogram h, double pct) {

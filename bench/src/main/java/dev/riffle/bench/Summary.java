@@ -20,7 +20,7 @@ final class Summary {
                 continue;
             }
             for (Map<String, Object> s : runs) {
-                if ("steady".equals(s.get("scenario")) && s.get("system").equals(p.get("system"))
+                if ("steady".equals(s.get("key")) && s.get("system").equals(p.get("system"))
                         && s.get("round").equals(p.get("round"))) {
                     Map<String, Object> pm = (Map<String, Object>) p.get("metrics");
                     Map<String, Object> sm = (Map<String, Object>) s.get("metrics");
@@ -42,7 +42,9 @@ final class Summary {
     @SuppressWarnings("unchecked")
     static Map<String, Object> summarize(List<Map<String, Object>> runs, List<String> systems) {
         Map<String, Map<String, List<Map<String, Object>>>> grouped = new LinkedHashMap<>();
+        Map<String, Object> scenarioOf = new LinkedHashMap<>();
         for (Map<String, Object> r : runs) {
+            scenarioOf.putIfAbsent((String) r.get("key"), r.get("scenario"));
             grouped.computeIfAbsent((String) r.get("key"), k -> new LinkedHashMap<>())
                     .computeIfAbsent((String) r.get("system"), k -> new ArrayList<>())
                     .add((Map<String, Object>) r.get("metrics"));
@@ -50,6 +52,7 @@ final class Summary {
         Map<String, Object> out = new LinkedHashMap<>();
         for (var e : grouped.entrySet()) {
             Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("scenario", scenarioOf.get(e.getKey()));
             for (String sys : systems) {
                 List<Map<String, Object>> ms = e.getValue().get(sys);
                 if (ms != null) {

@@ -28,7 +28,7 @@ final class Tracker implements QueueSystem.JobSink {
     final AtomicLong outOfRange = new AtomicLong();
     final AtomicInteger errors = new AtomicInteger();
     final AtomicReference<Throwable> firstError = new AtomicReference<>();
-    volatile long lastCompletionNanos;
+    private final AtomicLong lastCompletion = new AtomicLong();
 
     Tracker(int capacity) {
         this.capacity = capacity;
@@ -44,7 +44,14 @@ final class Tracker implements QueueSystem.JobSink {
 
     @Override
     public void started(long seq) {
-        long now = System.nanoTime();
+        startedAt(seq, System.nanoTime());
+    }
+
+    /**
+     * A handler start observed at {@code now} ({@link System#nanoTime()}, possibly in another JVM on this machine:
+     * HotSpot on Linux reads CLOCK_MONOTONIC, whose origin all processes share; {@link ProcessFleet} checks this).
+     */
+    void startedAt(long seq, long now) {
         startsTotal.incrementAndGet();
         if (seq < 0 || seq >= capacity) {
             outOfRange.incrementAndGet();
@@ -57,14 +64,18 @@ final class Tracker implements QueueSystem.JobSink {
 
     @Override
     public void completed(long seq) {
-        long now = System.nanoTime();
+        completedAt(seq, System.nanoTime());
+    }
+
+    /** A durable completion observed at {@code now}; see {@link #startedAt}. */
+    void completedAt(long seq, long now) {
         if (seq < 0 || seq >= capacity) {
             outOfRange.incrementAndGet();
             return;
         }
         if (completions.getAndIncrement((int) seq) == 0) {
             completedAt.set((int) seq, now);
-            lastCompletionNanos = now;
+            lastCompletion.accumulateAndGet(now, Math::max);
             completedUnique.incrementAndGet();
         } else {
             completedDuplicate.incrementAndGet();
@@ -75,6 +86,11 @@ final class Tracker implements QueueSystem.JobSink {
     public void error(Throwable t) {
         errors.incrementAndGet();
         firstError.compareAndSet(null, t);
+    }
+
+    /** The latest durable completion seen so far ({@link System#nanoTime()}), 0 before the first. */
+    long lastCompletionNanos() {
+        return lastCompletion.get();
     }
 
     long outstanding() {
@@ -96,8 +112,18 @@ final class Tracker implements QueueSystem.JobSink {
 
     /** Latency histograms (microseconds) for jobs committed in [from, to). */
     Latencies latencies(long fromNanos, long toNanos) {
+        return latencies(fromNanos, toNanos, Long.MIN_VALUE);
+    }
+
+    /**
+     * Latency histograms (microseconds) for jobs committed in [from, to), measured from their commit or from
+     * {@code floorNanos}, whichever is later (a drain measures from the moment the handlers started, not from the
+     * pre-enqueue).
+     */
+    Latencies latencies(long fromNanos, long toNanos, long floorNanos) {
         Histogram pickup = new Histogram(3_600_000_000L, 3);
         Histogram done = new Histogram(3_600_000_000L, 3);
+        Histogram run = new Histogram(3_600_000_000L, 3);
         long clamped = 0;
         long missing = 0;
         int limit = (int) Math.min(capacity, enqueued.get());
@@ -106,6 +132,7 @@ final class Tracker implements QueueSystem.JobSink {
             if (c == 0 || c < fromNanos || c >= toNanos) {
                 continue;
             }
+            c = Math.max(c, floorNanos);
             long s = startedAt.get(i);
             long d = completedAt.get(i);
             if (s == 0 || d == 0) {
@@ -119,10 +146,16 @@ final class Tracker implements QueueSystem.JobSink {
             }
             pickup.recordValue(Math.min(p, 3_600_000_000L));
             done.recordValue(Math.min(Math.max(0, (d - c) / 1000), 3_600_000_000L));
+            run.recordValue(Math.min(Math.max(0, (d - s) / 1000), 3_600_000_000L));
         }
-        return new Latencies(pickup, done, clamped, missing);
+        return new Latencies(pickup, done, run, clamped, missing);
     }
 
-    record Latencies(Histogram pickupMicros, Histogram completeMicros, long clampedToZero, long missing) {
+    /**
+     * Latencies in microseconds: enqueue commit to handler start (pickup), enqueue commit to durable completion
+     * (complete), and handler start to durable completion (startToComplete: the handler plus the completion path).
+     */
+    record Latencies(Histogram pickupMicros, Histogram completeMicros, Histogram startToCompleteMicros,
+                     long clampedToZero, long missing) {
     }
 }

@@ -10,13 +10,15 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * Runs {@code BenchMain --smoke} against the local database (RIFFLE_DATABASE_URL, else 127.0.0.1:5432/test) so the
- * benchmark cannot rot. It checks counts and the shape of the JSON only; it measures nothing.
- * Skip with {@code -Dbench.smoke.skip=true}.
+ * Runs {@code BenchMain --smoke --profiles all} against the local database (RIFFLE_DATABASE_URL, else
+ * 127.0.0.1:5432/test) so the benchmark cannot rot: the scenarios at smoke size and every profile with a few hundred
+ * jobs (the {@code <N>x<W>} ones in child JVMs). It checks counts and the shape of the JSON only; it measures
+ * nothing. Skip with {@code -Dbench.smoke.skip=true}.
  */
 class BenchSmokeTest {
 
     private static final List<String> SYSTEMS = List.of("baseline", "riffle");
+    private static final int PROFILE_JOBS = 200;
 
     @Test
     @SuppressWarnings("unchecked")
@@ -27,12 +29,13 @@ class BenchSmokeTest {
         Path docs = Path.of("target", "bench-smoke.md");
         Files.deleteIfExists(docs);
 
-        BenchMain.run(new String[] {"--smoke", "--out", out.toString(), "--write-docs", docs.toString()},
-                System.getenv());
+        BenchMain.run(new String[] {"--smoke", "--profiles", "all", "--profile-jobs", String.valueOf(PROFILE_JOBS),
+            "--out", out.toString(), "--write-docs", docs.toString()}, System.getenv());
 
         Map<String, Object> json = (Map<String, Object>) Json.parse(Files.readString(out));
         assertThat(json).containsKeys("format", "command", "started_at", "finished_at", "machine", "postgres",
-                "config", "systems", "dead_tuple_method", "runs", "summary", "targets", "notes");
+                "config", "systems", "dead_tuple_method", "server_cpu_method", "track_functions", "runs", "summary",
+                "targets", "notes");
         assertThat((Map<String, Object>) json.get("machine")).containsKeys("cores", "cpu_model", "memory", "os",
                 "java", "loadavg_start", "loadavg_end");
         assertThat((Map<String, Object>) json.get("postgres")).containsKeys("version", "server_version",
@@ -64,17 +67,24 @@ class BenchSmokeTest {
             assertThat(((Number) m.get("jobs_lost")).longValue()).as(what + " jobs lost").isZero();
             assertThat(((Number) m.get("errors")).longValue()).as(what + " errors").isZero();
             assertThat(m).as(what).containsKeys("enqueue_jobs_per_s", "completed_jobs_per_s", "dead_tuples_end",
-                    "jobs_completed_twice");
+                    "jobs_completed_twice", "pickup_p50_ms", "pickup_p95_ms", "pickup_p99_ms", "complete_p50_ms",
+                    "complete_p95_ms", "complete_p99_ms");
+            boolean profile = r.containsKey("profile");
             switch ((String) r.get("scenario")) {
                 case "drain" -> {
-                    assertThat(enqueued).isEqualTo(2_000);
+                    assertThat(enqueued).isEqualTo(profile ? PROFILE_JOBS : 2_000);
                     assertThat(m).as(what).containsKeys("wal_bytes_per_job_enqueue", "wal_bytes_per_job_drain",
                             "wal_bytes_per_job_total", "commits_per_job_enqueue", "commits_per_job_drain",
-                            "commits_per_job_total", "dead_tuples_after_enqueue");
+                            "commits_per_job_total", "dead_tuples_after_enqueue", "server_cpu_us_per_job_drain",
+                            "cluster_cpu_us_per_job_drain", "start_to_complete_p99_ms");
+                    // server CPU needs a local server (/proc); the JVM's own CPU time is always there
+                    assertThat(m.get("jvm_cpu_us_per_job_drain")).as(what + " JVM CPU").isNotNull();
                 }
-                case "steady" -> assertThat(m).as(what).containsKeys("rate_target", "pickup_p50_ms", "pickup_p95_ms",
-                        "pickup_p99_ms", "complete_p50_ms", "complete_p95_ms", "complete_p99_ms", "wal_bytes_per_job",
-                        "commits_per_job");
+                case "steady" -> {
+                    assertThat(m).as(what).containsKeys("rate_target", "wal_bytes_per_job", "commits_per_job",
+                            "server_cpu_us_per_job", "jvm_cpu_us_per_job");
+                    assertThat(m.get("jvm_cpu_us_per_job")).as(what + " JVM CPU").isNotNull();
+                }
                 case "pinned" -> assertThat(m).as(what).containsKeys("pinned_completed_jobs_per_s",
                         "pinned_fraction_of_clean", "recovery_completed_jobs_per_s", "backlog_end_pinned",
                         "backlog_end_recovery", "drained_in_recovery", "dead_tuples_end_pinned",
@@ -83,15 +93,43 @@ class BenchSmokeTest {
             }
         }
 
+        // every profile ran for both systems; NxW in child processes that all exited cleanly
+        for (String system : SYSTEMS) {
+            for (String p : List.of("1x32", "4x8", "w256", "steady-b50")) {
+                assertThat(runs).as("%s profile %s", system, p).anySatisfy(o -> {
+                    Map<String, Object> r = (Map<String, Object>) o;
+                    assertThat(r.get("system")).isEqualTo(system);
+                    assertThat(r.get("profile")).isEqualTo(p);
+                    if (p.contains("x")) {
+                        int n = Integer.parseInt(p.substring(0, p.indexOf('x')));
+                        assertThat((Map<String, Object>) r.get("fleet")).containsEntry("fleet", "process")
+                                .containsEntry("instances", (long) n);
+                        List<Object> procs = (List<Object>) ((Map<String, Object>) r.get("counters")).get("processes");
+                        assertThat(procs).hasSize(n).allSatisfy(x ->
+                                assertThat((Map<String, Object>) x).containsEntry("exit_code", 0L));
+                    }
+                });
+            }
+        }
+        // steady-b50: one rate for both systems, half the baseline's drain peak
+        List<Object> rates = runs.stream().map(o -> (Map<String, Object>) o)
+                .filter(r -> "steady-b50".equals(r.get("profile")))
+                .map(r -> ((Map<String, Object>) r.get("params")).get("rate")).distinct().toList();
+        assertThat(rates).hasSize(1);
+        assertThat(runs).anySatisfy(o -> assertThat(String.valueOf(((Map<String, Object>) ((Map<String, Object>) o)
+                .getOrDefault("params", Map.of())).get("rate_source"))).contains("baseline drain peak"));
+
         Map<String, Object> summary = (Map<String, Object>) json.get("summary");
-        assertThat(summary).containsKeys("drain W=16 delay=1ms", "steady", "pinned");
+        assertThat(summary).containsKeys("drain W=16 delay=1ms", "steady", "pinned", "profile 1x32 delay=1ms",
+                "profile 4x8 delay=1ms", "profile W=256 delay=1ms", "profile steady-b50");
         for (Object e : summary.values()) {
             assertThat((Map<String, Object>) e).containsKeys("baseline", "riffle", "ratio_riffle_to_baseline");
         }
         assertThat((List<Object>) json.get("targets")).isNotEmpty();
 
         String md = Files.readString(docs);
-        assertThat(md).contains(Report.BEGIN, Report.END, "### Machine", "### Targets (issue #6)", "PostgreSQL");
+        assertThat(md).contains(Report.BEGIN, Report.END, "### Machine", "### Targets (issue #6)", "PostgreSQL",
+                "### profile 4x8 delay=1ms", "each in its own JVM process");
     }
 
     @Test
@@ -103,5 +141,21 @@ class BenchSmokeTest {
         assertThat((Map<String, Object>) back.get("b")).isEmpty();
         assertThat(Payloads.seqOf(Payloads.args(123, 456, "pad"))).isEqualTo(123);
         assertThat(Payloads.seqOf("{\"p\": \"ab\", \"s\": 77, \"t\": 1}")).isEqualTo(77);
+        assertThat(Json.parse(Json.compact(Map.of("a", List.of(1L, 2L))))).isEqualTo(Map.of("a", List.of(1L, 2L)));
+    }
+
+    @Test
+    void profilesParse() {
+        assertThat(Profile.parseList("all", "process")).extracting(Profile::name)
+                .containsExactly("1x32", "4x8", "w256", "steady-b50");
+        Profile p = Profile.parse("4x8", "jvm");
+        assertThat(p.instances()).isEqualTo(4);
+        assertThat(p.workers()).isEqualTo(8);
+        assertThat(p.separateProcess()).isFalse();
+        assertThat(p.key(0)).isEqualTo("profile 4x8 delay=0ms");
+        assertThat(Profile.parse("W=256", "process").key(1)).isEqualTo("profile W=256 delay=1ms");
+        assertThat(Profile.parse("steady-b50", "process").baselineLoad()).isEqualTo(0.5);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Profile.parse("8by4", "process"))
+                .isInstanceOf(BenchConfig.UsageException.class);
     }
 }

@@ -1,0 +1,192 @@
+package dev.riffle.bench;
+
+import java.io.BufferedReader;
+import java.io.FileOutputStream;
+import java.io.FileDescriptor;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One engine instance of a {@code --fleet process} profile, in its own JVM, started by {@link ProcessFleet}:
+ * {@code WorkerMain <baseline|riffle> <instance> <workers> <delay-ms> <the harness's command line…>}.
+ *
+ * <p>It talks to the harness in JSON lines: on stdout it writes {@code ready} (connected; with its
+ * {@link System#nanoTime()} so the harness can check that both JVMs read the same monotonic clock), {@code go}
+ * (handlers started; process CPU so far), {@code events} every {@value #FLUSH_MILLIS} ms (handler starts and durable
+ * completions as flat {@code [seq, nanoTime, seq, nanoTime, …]} arrays), {@code error}, {@code cpu} and
+ * {@code done} (its counters) and finally {@code closed}. On stdin it reads one command a line: {@code start},
+ * {@code mark} (report process CPU), {@code stop} (stop the handlers, report, close every connection, exit). End of
+ * stdin means the harness is gone: it closes and exits. Logging and anything else printed go to stderr.
+ */
+public final class WorkerMain {
+
+    static final int FLUSH_MILLIS = 10;
+
+    private static final Object OUT_LOCK = new Object();
+    private static PrintStream protocol;
+
+    private WorkerMain() {
+    }
+
+    /** Entry point of a child process; see the class comment for the arguments. */
+    public static void main(String[] argv) throws Exception {
+        protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+        if (argv.length < 4) {
+            throw new IllegalArgumentException("usage: WorkerMain <baseline|riffle> <instance> <workers> <delay-ms>"
+                    + " <bench args...>");
+        }
+        String system = argv[0];
+        int instance = Integer.parseInt(argv[1]);
+        int workers = Integer.parseInt(argv[2]);
+        Duration delay = Duration.ofMillis(Integer.parseInt(argv[3]));
+        BenchConfig cfg = BenchConfig.parse(Arrays.copyOfRange(argv, 4, argv.length), System.getenv());
+        if (cfg.database != null) {
+            cfg.url = cfg.url.withDatabase(cfg.database);
+        }
+        QueueSystem sys = system.equals("baseline") ? new BaselineSystem(cfg) : new RiffleSystem(cfg);
+        Events events = new Events();
+        int code = 0;
+        try {
+            sys.open();
+            emit(map("type", "ready", "instance", instance, "pid", ProcessHandle.current().pid(),
+                    "nanos", System.nanoTime()));
+            code = serve(sys, workers, delay, events);
+        } catch (Exception | LinkageError e) {
+            emit(map("type", "error", "message", "instance " + instance + ": " + e));
+            e.printStackTrace();
+            code = 2;
+        } finally {
+            sys.close();
+            emit(map("type", "closed"));
+        }
+        System.exit(code);
+    }
+
+    private static int serve(QueueSystem sys, int workers, Duration delay, Events events) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        Thread flusher = null;
+        String line;
+        while ((line = in.readLine()) != null) {
+            switch (line.trim()) {
+                case "start" -> {
+                    long cpu = ServerCpu.jvmProcessCpuNanos();
+                    sys.startWorkers(workers, delay, events);
+                    flusher = new Thread(() -> {
+                        while (!Thread.currentThread().isInterrupted()) {
+                            LockSupport.parkNanos(FLUSH_MILLIS * 1_000_000L);
+                            events.flush();
+                        }
+                    }, "worker-events");
+                    flusher.setDaemon(true);
+                    flusher.start();
+                    emit(map("type", "go", "cpu_nanos", cpu));
+                }
+                case "mark" -> {
+                    events.flush();
+                    emit(map("type", "cpu", "cpu_nanos", ServerCpu.jvmProcessCpuNanos()));
+                }
+                case "stop" -> {
+                    sys.stopWorkers();
+                    if (flusher != null) {
+                        flusher.interrupt();
+                        flusher.join(5_000);
+                    }
+                    events.flush();
+                    Map<String, Object> done = map("type", "done", "counters", new LinkedHashMap<>(sys.counters()),
+                            "cpu_nanos", ServerCpu.jvmProcessCpuNanos());
+                    emit(done);
+                    return 0;
+                }
+                default -> emit(map("type", "error", "message", "unknown command: " + line));
+            }
+        }
+        System.err.println("WorkerMain: stdin closed before 'stop'; the harness is gone");
+        return 1;
+    }
+
+    static void emit(Map<String, Object> message) {
+        String line = Json.compact(message);
+        synchronized (OUT_LOCK) {
+            protocol.println(line);
+            protocol.flush();
+        }
+    }
+
+    private static Map<String, Object> map(Object... kv) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    /** Buffers handler events and writes them out in batches. */
+    private static final class Events implements QueueSystem.JobSink {
+        private long[] started = new long[1024];
+        private int nStarted;
+        private long[] completed = new long[1024];
+        private int nCompleted;
+        private final AtomicInteger errorsReported = new AtomicInteger();
+
+        @Override
+        public void started(long seq) {
+            long now = System.nanoTime();
+            synchronized (this) {
+                if (nStarted + 2 > started.length) {
+                    started = Arrays.copyOf(started, started.length * 2);
+                }
+                started[nStarted++] = seq;
+                started[nStarted++] = now;
+            }
+        }
+
+        @Override
+        public void completed(long seq) {
+            long now = System.nanoTime();
+            synchronized (this) {
+                if (nCompleted + 2 > completed.length) {
+                    completed = Arrays.copyOf(completed, completed.length * 2);
+                }
+                completed[nCompleted++] = seq;
+                completed[nCompleted++] = now;
+            }
+        }
+
+        @Override
+        public void error(Throwable t) {
+            // every error is counted by the harness; the first few carry their message
+            emit(map("type", "error", "message", errorsReported.incrementAndGet() <= 10 ? t.toString() : "(more)"));
+        }
+
+        void flush() {
+            List<Object> s;
+            List<Object> c;
+            synchronized (this) {
+                if (nStarted == 0 && nCompleted == 0) {
+                    return;
+                }
+                s = new ArrayList<>(nStarted);
+                for (int i = 0; i < nStarted; i++) {
+                    s.add(started[i]);
+                }
+                c = new ArrayList<>(nCompleted);
+                for (int i = 0; i < nCompleted; i++) {
+                    c.add(completed[i]);
+                }
+                nStarted = 0;
+                nCompleted = 0;
+            }
+            emit(map("type", "events", "started", s, "completed", c));
+        }
+    }
+}
