@@ -6,9 +6,8 @@ import dev.riffle.engine.internal.attempt.InFlight;
 import dev.riffle.engine.internal.attempt.Receipt;
 import dev.riffle.engine.internal.sql.Db;
 import dev.riffle.engine.internal.time.EngineClock;
-import io.r2dbc.postgresql.codec.Json;
 import io.r2dbc.spi.Readable;
-import java.time.OffsetDateTime;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -127,27 +126,27 @@ public final class Claimer {
         long runLease = row.get("run_lease", Long.class);
         int shard = row.get("enqueue_shard", Integer.class);
         long laneSeq = row.get("lane_seq", Long.class);
-        OffsetDateTime deadline = row.get("deadline_at", OffsetDateTime.class);
-        Json args = row.get("args", Json.class);
+        Long deadlineUs = row.get("deadline_at_us", Long.class);
+        String args = row.get("args", String.class);
         Receipt receipt = new Receipt(row.get("claim_slot", Integer.class),
                 row.get("batch_id", Long.class), row.get("batch_index", Integer.class),
                 row.get("receipt_id", Long.class), jobId, runLease);
         String queue = row.get("queue", String.class);
         ClaimedJob job = new ClaimedJob(jobId, runLease, row.get("attempt", Integer.class),
                 row.get("max_attempts", Integer.class), row.get("kind", String.class), queue,
-                row.get("priority", Integer.class), args == null ? "{}" : args.asString(),
-                row.get("created_at", OffsetDateTime.class).toInstant(),
-                row.get("claimed_at", OffsetDateTime.class).toInstant(),
-                deadline == null ? null : deadline.toInstant(), receipt, services,
-                payloadText(row.get("payload", Json.class)), clock.nanos());
+                row.get("priority", Integer.class), args == null ? "{}" : args,
+                instantOfMicros(row.get("created_at_us", Long.class)),
+                instantOfMicros(row.get("claimed_at_us", Long.class)),
+                deadlineUs == null ? null : instantOfMicros(deadlineUs), receipt, services,
+                row.get("payload", String.class), clock.nanos());
         if (row.get("lease_slot", Integer.class) != null) {
             job.markLeased();
         }
         return new Row(status, job, shard, laneSeq);
     }
 
-    private static String payloadText(Json json) {
-        return json == null ? null : json.asString();
+    private static Instant instantOfMicros(long micros) {
+        return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
     }
 
     /** Claim statements that claimed something (each wrote one claim batch row). */
