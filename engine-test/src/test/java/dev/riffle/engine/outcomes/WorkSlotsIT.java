@@ -53,7 +53,7 @@ class WorkSlotsIT extends ProbeIT {
 
             // One handler slot: the second job runs while the first job's outcome cannot become durable.
             await("the second job handled while the first outcome waits", () -> handled.size() >= 2);
-            assertThat(handled.subList(0, 2)).containsExactly(first, ids.get(1));
+            assertThat(List.copyOf(handled).subList(0, 2)).containsExactly(first, ids.get(1));
             assertThat(closuresOf(db, first, 1)).as("the first outcome is not durable yet").isZero();
             // The second outcome cannot be queued (one pending outcome at most), so its handler keeps the slot and
             // the third job is not even claimed.
