@@ -299,8 +299,8 @@ BEGIN
                    coalesce(d.run_at, r.run_at), coalesce(d.created_at, r.created_at), coalesce(d.payload, r.payload)
               FROM %1$s.%2$I d
               LEFT JOIN %1$s.%3$I r
-                ON r.ready_generation = d.ready_generation AND r.queue = d.queue AND r.priority = d.priority
-               AND r.enqueue_shard = d.enqueue_shard AND r.lane_seq = d.lane_seq
+                ON r.ready_slot = d.ready_slot AND r.ready_generation = d.ready_generation AND r.queue = d.queue
+               AND r.priority = d.priority AND r.enqueue_shard = d.enqueue_shard AND r.lane_seq = d.lane_seq
              WHERE d.state = 'failed' AND d.finalized_at > clock_timestamp() - make_interval(secs => $3)
             $q$, '${schema}', 'done_entries_' || v_slot, 'ready_entries_' || v_slot)
            USING v_cur.slot, v_cur.generation, p_failed_retention_secs;
