@@ -1,6 +1,6 @@
 -- Fewer indexes on ring children (issue #12, item 4; docs/design/maintenance.md, "What a prune costs").
 -- Placeholders: ${schema} (quoted identifier), ${queue_slots}, ${claim_slots}. No function is defined here
--- (docs/adr/0007).
+-- (docs/adr/0007); the only function statements are the drops of section 4.
 --
 -- Every prune TRUNCATEs all children of one ring slot, and TRUNCATE builds a new, empty copy of every index of every
 -- child, including the index of each child's TOAST table. Before PostgreSQL 17 each of those btree builds fsyncs its
@@ -83,3 +83,8 @@ ALTER TABLE ${schema}.lease_claims
     ALTER COLUMN queue SET STORAGE PLAIN, ALTER COLUMN queue TYPE text USING (queue || '');
 ALTER TABLE ${schema}.lease_claim_closures
     ALTER COLUMN outcome SET STORAGE PLAIN, ALTER COLUMN outcome TYPE text USING (outcome || '');
+
+-- 4. Signature changes (docs/adr/0007): rotation takes its cadence bounds and prune the history retention floor
+--    (R__60_ring.sql recreates both right after this file).
+DROP FUNCTION IF EXISTS ${schema}.rotate_ring(text);
+DROP FUNCTION IF EXISTS ${schema}.prune_ring(text, text, int);
