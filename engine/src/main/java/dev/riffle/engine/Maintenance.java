@@ -48,10 +48,10 @@ public final class Maintenance {
         this.promoter = new Promoter(db, config.promotionBatch(), config.promotionMaxBatches());
         this.dlqRetention = new DlqRetention(db, config.dlqRetention(), config.dlqCleanupBatch());
         this.rescuer = new Rescuer(db, config.staleAfter(), config.rescueBudget(), config.rescueWindow(), dlqDefault);
-        RingMaintainer.Settings ringSettings = new RingMaintainer.Settings(config.pruneLockTimeout(),
-                config.failedRetention(), config.historyRetention(), config.rotationMinInterval(), config.rotationMaxAge(),
-                config.rotationMaxRows());
         for (Ring ring : Ring.values()) {
+            RingMaintainer.Settings ringSettings = new RingMaintainer.Settings(config.pruneLockTimeout(),
+                    config.failedRetention(), config.historyRetention(), config.rotationMinInterval(),
+                    ring == Ring.CLAIM ? config.claimRotationMaxAge() : config.rotationMaxAge(), config.rotationMaxRows());
             rings.put(ring, new RingMaintainer(db, ring, ringSettings, clock));
         }
         this.leadership = config.enabled()

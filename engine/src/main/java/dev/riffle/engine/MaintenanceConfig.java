@@ -33,9 +33,14 @@ import java.time.Duration;
  * @param failedRetention failed terminal rows younger than this are carried forward when their queue slot is pruned
  * @param rotationMinInterval a ring's slot stays current at least this long, whatever it holds: the loop never
  *                            rotates a ring more often (and so never prunes more often) than this
- * @param rotationMaxAge a ring rotates once its current slot has been current this long (database clock)
+ * @param rotationMaxAge the queue and lease rings rotate once their current slot has been current this long (database
+ *                       clock)
  * @param rotationMaxRows a ring rotates (after {@code rotationMinInterval}) once its current slot holds more than this
  *                        many rows, estimated from the live-tuple statistics of its children (no count)
+ * @param claimRotationMaxAge the claim ring rotates once its current slot has been current this long. Shorter than
+ *                            {@code rotationMaxAge} on purpose: the stale sweep reads every claim older than
+ *                            {@code staleAfter} still in the ring, closed or not, so claim slots should be pruned
+ *                            before their claims get that old (claim slots × this below {@code staleAfter})
  * @param historyRetention terminal history (completed, cancelled; failed beyond {@code failedRetention}) stays readable
  *                         in {@code terminal_jobs} at least this long: prune does not truncate a queue slot holding
  *                         younger terminal rows. {@link Duration#ZERO} turns the floor off. When the floor holds the
@@ -50,7 +55,7 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
                                 int rescueBudget, int rescueWindow, Duration heartbeatInterval, Duration dlqRetention,
                                 Duration dlqCleanupInterval, int dlqCleanupBatch, Duration failedRetention,
                                 Duration rotationMinInterval, Duration rotationMaxAge, long rotationMaxRows,
-                                Duration historyRetention) {
+                                Duration historyRetention, Duration claimRotationMaxAge) {
 
     /** Default follower retry: 5 s. */
     public static final Duration DEFAULT_LEADER_RETRY = Duration.ofSeconds(5);
@@ -71,6 +76,11 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
      * 7.5 minutes, more than {@link #DEFAULT_HISTORY_RETENTION}, so at low load age alone sets the pace.
      */
     public static final Duration DEFAULT_ROTATION_MAX_AGE = Duration.ofSeconds(30);
+    /**
+     * Default age at which a claim-ring slot is left: 10 s. With the default 8 claim slots a closed claim is pruned
+     * within about 80 s, before it is older than {@link #DEFAULT_STALE_AFTER} and would be read by every stale sweep.
+     */
+    public static final Duration DEFAULT_CLAIM_ROTATION_MAX_AGE = Duration.ofSeconds(10);
     /** Default estimated rows after which a slot is left: {@value}. */
     public static final long DEFAULT_ROTATION_MAX_ROWS = 100_000;
     /** Default floor for readable terminal history: 5 minutes. */
@@ -117,6 +127,7 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
         range("dlqCleanupBatch", dlqCleanupBatch, 1, 100_000);
         positive("rotationMinInterval", rotationMinInterval);
         positive("rotationMaxAge", rotationMaxAge);
+        positive("claimRotationMaxAge", claimRotationMaxAge);
         if (rotationMaxRows < 1) {
             throw new IllegalArgumentException("rotationMaxRows must be at least 1, got " + rotationMaxRows);
         }
@@ -124,6 +135,11 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
             throw new IllegalArgumentException("rotationMinInterval (" + rotationMinInterval + ") must not exceed "
                     + "rotationMaxAge (" + rotationMaxAge + "): a slot cannot have to stay current longer than the age "
                     + "at which it must be left");
+        }
+        if (rotationMinInterval.compareTo(claimRotationMaxAge) > 0) {
+            throw new IllegalArgumentException("rotationMinInterval (" + rotationMinInterval + ") must not exceed "
+                    + "claimRotationMaxAge (" + claimRotationMaxAge + "): a slot cannot have to stay current longer than "
+                    + "the age at which it must be left");
         }
         if (historyRetention == null || historyRetention.isNegative()) {
             throw new IllegalArgumentException("historyRetention must be zero (no floor) or a positive duration, got "
@@ -180,6 +196,7 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
         private Duration rotationMaxAge = DEFAULT_ROTATION_MAX_AGE;
         private long rotationMaxRows = DEFAULT_ROTATION_MAX_ROWS;
         private Duration historyRetention = DEFAULT_HISTORY_RETENTION;
+        private Duration claimRotationMaxAge = DEFAULT_CLAIM_ROTATION_MAX_AGE;
 
         private Builder() {}
 
@@ -199,8 +216,10 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
         public Builder rotationInterval(Duration v) { this.rotationInterval = v; return this; }
         /** Shortest time a slot stays current (default 5 s; at most {@code rotationMaxAge}). */
         public Builder rotationMinInterval(Duration v) { this.rotationMinInterval = v; return this; }
-        /** Age at which a slot is left (default 30 s). */
+        /** Age at which a queue- or lease-ring slot is left (default 30 s). */
         public Builder rotationMaxAge(Duration v) { this.rotationMaxAge = v; return this; }
+        /** Age at which a claim-ring slot is left (default 10 s; claim slots × this below {@code staleAfter}). */
+        public Builder claimRotationMaxAge(Duration v) { this.claimRotationMaxAge = v; return this; }
         /** Estimated rows after which a slot is left, once it is {@code rotationMinInterval} old (default 100,000). */
         public Builder rotationMaxRows(long v) { this.rotationMaxRows = v; return this; }
         /** Floor for readable terminal history (default 5 minutes; {@link Duration#ZERO} for none). */
@@ -231,7 +250,7 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
             return new MaintenanceConfig(enabled, leaderRetry, leaderPing, promotionInterval, promotionBatch,
                     promotionMaxBatches, rotationInterval, pruneLockTimeout, rescueInterval, staleAfter, rescueBudget,
                     rescueWindow, heartbeatInterval, dlqRetention, dlqCleanupInterval, dlqCleanupBatch, failedRetention,
-                    rotationMinInterval, rotationMaxAge, rotationMaxRows, historyRetention);
+                    rotationMinInterval, rotationMaxAge, rotationMaxRows, historyRetention, claimRotationMaxAge);
         }
     }
 }

@@ -41,6 +41,7 @@ class MaintenanceConfigTest {
         assertThat(MaintenanceConfig.DEFAULT_ROTATION_MAX_AGE).isEqualTo(Duration.ofSeconds(30));
         assertThat(MaintenanceConfig.DEFAULT_ROTATION_MAX_ROWS).isEqualTo(100_000);
         assertThat(MaintenanceConfig.DEFAULT_HISTORY_RETENTION).isEqualTo(Duration.ofMinutes(5));
+        assertThat(MaintenanceConfig.DEFAULT_CLAIM_ROTATION_MAX_AGE).isEqualTo(Duration.ofSeconds(10));
     }
 
     @Test
@@ -68,6 +69,7 @@ class MaintenanceConfigTest {
         assertThat(m.rotationMaxAge()).isEqualTo(MaintenanceConfig.DEFAULT_ROTATION_MAX_AGE);
         assertThat(m.rotationMaxRows()).isEqualTo(MaintenanceConfig.DEFAULT_ROTATION_MAX_ROWS);
         assertThat(m.historyRetention()).isEqualTo(MaintenanceConfig.DEFAULT_HISTORY_RETENTION);
+        assertThat(m.claimRotationMaxAge()).isEqualTo(MaintenanceConfig.DEFAULT_CLAIM_ROTATION_MAX_AGE);
     }
 
     @Test
@@ -76,13 +78,17 @@ class MaintenanceConfigTest {
         assertThat(MaintenanceConfig.DEFAULT_ROTATION_MAX_AGE.multipliedBy(15))
                 .isGreaterThan(MaintenanceConfig.DEFAULT_HISTORY_RETENTION);
         assertThat(MaintenanceConfig.DEFAULT_ROTATION_MIN_INTERVAL).isLessThanOrEqualTo(MaintenanceConfig.DEFAULT_ROTATION_MAX_AGE);
+        // 8 claim slots (the default) are pruned before their closed claims are old enough for the stale sweep.
+        assertThat(MaintenanceConfig.DEFAULT_CLAIM_ROTATION_MAX_AGE.multipliedBy(8)).isLessThan(MaintenanceConfig.DEFAULT_STALE_AFTER);
+        assertThat(MaintenanceConfig.DEFAULT_ROTATION_MIN_INTERVAL).isLessThanOrEqualTo(MaintenanceConfig.DEFAULT_CLAIM_ROTATION_MAX_AGE);
     }
 
     @Test
     void historyRetentionZeroTurnsTheFloorOffAndTheCadenceBoundsMayMeet() {
         assertThatCode(() -> MaintenanceConfig.builder().historyRetention(Duration.ZERO).build()).doesNotThrowAnyException();
         assertThatCode(() -> MaintenanceConfig.builder().rotationMinInterval(Duration.ofMillis(100))
-                .rotationMaxAge(Duration.ofMillis(100)).rotationMaxRows(1).build()).doesNotThrowAnyException();
+                .rotationMaxAge(Duration.ofMillis(100)).claimRotationMaxAge(Duration.ofMillis(100)).rotationMaxRows(1).build())
+                .doesNotThrowAnyException();
     }
 
     @Test
@@ -131,6 +137,8 @@ class MaintenanceConfigTest {
                 bad("rotationMinInterval", b -> b.rotationMinInterval(null)),
                 bad("rotationMaxAge", b -> b.rotationMaxAge(Duration.ofSeconds(-1))),
                 bad("rotationMaxRows", b -> b.rotationMaxRows(0)),
+                bad("claimRotationMaxAge", b -> b.claimRotationMaxAge(Duration.ZERO)),
+                bad("claimRotationMaxAge", b -> b.claimRotationMaxAge(Duration.ofSeconds(4))),
                 bad("historyRetention", b -> b.historyRetention(Duration.ofSeconds(-1))),
                 bad("historyRetention", b -> b.historyRetention(null)),
                 bad("promotionBatch", b -> b.promotionBatch(0)),

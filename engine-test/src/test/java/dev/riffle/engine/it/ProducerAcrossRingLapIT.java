@@ -186,7 +186,7 @@ class ProducerAcrossRingLapIT {
     void withTheStockLoopsALongProducerLosesNothing(TestDatabase db) {
         Riffle riffle = Engines.start(db, b -> b.maintenance(MaintenanceConfig.builder()
                 .rotationInterval(Duration.ofMillis(100)).rotationMinInterval(Duration.ofMillis(100))
-                .rotationMaxAge(Duration.ofMillis(100)).historyRetention(Duration.ZERO)
+                .rotationMaxAge(Duration.ofMillis(100)).claimRotationMaxAge(Duration.ofMillis(100)).historyRetention(Duration.ZERO)
                 .promotionInterval(Duration.ofMillis(50)).build()));
         var factory = Engines.connectionFactory(db);
         Connection producer = Mono.from(factory.create()).block(Engines.TIMEOUT);

@@ -200,7 +200,8 @@ class HistoryRetentionIT {
         void theFloorWinsOverTheSizeBoundAndTheRingWaits(TestDatabase db) {
             Riffle riffle = Fixtures.manual(db, b -> b.maintenance(MaintenanceConfig.builder()
                     .leaderRetry(Duration.ofMillis(100)).rotationInterval(Duration.ofMillis(100))
-                    .rotationMinInterval(Duration.ofMillis(200)).rotationMaxAge(Duration.ofMillis(200)).rotationMaxRows(5)
+                    .rotationMinInterval(Duration.ofMillis(200)).rotationMaxAge(Duration.ofMillis(200))
+                    .claimRotationMaxAge(Duration.ofMillis(200)).rotationMaxRows(5)
                     .historyRetention(Duration.ofMinutes(1)).build()));
             Set<Long> done = ConcurrentHashMap.newKeySet();
             Disposable workers = riffle.work(Map.of("test.job", job -> {
