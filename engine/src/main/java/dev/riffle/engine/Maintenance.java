@@ -49,7 +49,10 @@ public final class Maintenance {
         this.dlqRetention = new DlqRetention(db, config.dlqRetention(), config.dlqCleanupBatch());
         this.rescuer = new Rescuer(db, config.staleAfter(), config.rescueBudget(), config.rescueWindow(), dlqDefault);
         for (Ring ring : Ring.values()) {
-            rings.put(ring, new RingMaintainer(db, ring, config.pruneLockTimeout(), config.failedRetention(), clock));
+            RingMaintainer.Settings ringSettings = new RingMaintainer.Settings(config.pruneLockTimeout(),
+                    config.failedRetention(), config.historyRetention(), config.rotationMinInterval(),
+                    ring == Ring.CLAIM ? config.claimRotationMaxAge() : config.rotationMaxAge(), config.rotationMaxRows());
+            rings.put(ring, new RingMaintainer(db, ring, ringSettings, clock));
         }
         this.leadership = config.enabled()
                 ? new Leadership(direct, db.sql(), config.leaderRetry(), config.leaderPing(), scheduler, schema)
@@ -57,10 +60,13 @@ public final class Maintenance {
         if (leadership != null) {
             loops.add(MaintenanceLoop.start("promotion", config.promotionInterval(), scheduler,
                     leadership::isLeader, promoter::runOnce));
-            for (RingMaintainer m : rings.values()) {
-                loops.add(MaintenanceLoop.start(m.ring() + "-ring", config.rotationInterval(), scheduler,
-                        leadership::isLeader, m::tick));
-            }
+            // One loop for the three rings, one ring after the other: a queue-ring prune reads every claim-ring child
+            // in its proofs (receipts referencing the slot), so a claim-ring TRUNCATE running beside it would keep the
+            // queue prune waiting while it holds its own slot's ACCESS EXCLUSIVE, and the queue prune's share locks
+            // would in turn block the claim prune's lock request. A failing ring does not keep the others from
+            // their tick; its error is reported after them.
+            loops.add(MaintenanceLoop.start("rings", config.rotationInterval(), scheduler, leadership::isLeader,
+                    () -> Flux.fromIterable(rings.values()).concatMapDelayError(RingMaintainer::tick).then()));
             loops.add(MaintenanceLoop.start("rescue", config.rescueInterval(), scheduler, leadership::isLeader,
                     () -> rescuer.rescueLeases().then(rescuer.rescueStale()).then(rescuer.rescueDeadlines())));
             loops.add(MaintenanceLoop.start("dlq-retention", config.dlqCleanupInterval(), scheduler,
@@ -98,12 +104,19 @@ public final class Maintenance {
         return dlqRetention.runOnce();
     }
 
-    /** One rotation attempt of {@code ring}. */
+    /**
+     * One rotation attempt of {@code ring}, whatever the cadence: it rotates whenever the next slot is free and the
+     * ring is not idle. The maintenance loop's rotations are paced ({@code MaintenanceConfig.rotationMaxAge} and
+     * friends); this one is for operators and tests.
+     */
     public Mono<RotateOutcome> rotateNow(Ring ring) {
         return rings.get(ring).rotateOnce();
     }
 
-    /** One prune attempt of {@code ring} (of the slot rotation needs next), ignoring back-off. */
+    /**
+     * One prune attempt of {@code ring} (of the slot rotation needs next), ignoring back-off and cadence. The history
+     * retention floor ({@code MaintenanceConfig.historyRetention}) still applies.
+     */
     public Mono<PruneOutcome> pruneNow(Ring ring) {
         return rings.get(ring).pruneOnce();
     }

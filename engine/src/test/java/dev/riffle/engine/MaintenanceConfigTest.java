@@ -37,6 +37,11 @@ class MaintenanceConfigTest {
         assertThat(MaintenanceConfig.DEFAULT_DLQ_CLEANUP_INTERVAL).isEqualTo(Duration.ofSeconds(60));
         assertThat(MaintenanceConfig.DEFAULT_DLQ_CLEANUP_BATCH).isEqualTo(1000);
         assertThat(MaintenanceConfig.DEFAULT_FAILED_RETENTION).isEqualTo(Duration.ofHours(72));
+        assertThat(MaintenanceConfig.DEFAULT_ROTATION_MIN_INTERVAL).isEqualTo(Duration.ofSeconds(5));
+        assertThat(MaintenanceConfig.DEFAULT_ROTATION_MAX_AGE).isEqualTo(Duration.ofSeconds(30));
+        assertThat(MaintenanceConfig.DEFAULT_ROTATION_MAX_ROWS).isEqualTo(100_000);
+        assertThat(MaintenanceConfig.DEFAULT_HISTORY_RETENTION).isEqualTo(Duration.ofMinutes(5));
+        assertThat(MaintenanceConfig.DEFAULT_CLAIM_ROTATION_MAX_AGE).isEqualTo(Duration.ofSeconds(10));
     }
 
     @Test
@@ -60,6 +65,37 @@ class MaintenanceConfigTest {
         assertThat(m.dlqCleanupInterval()).isEqualTo(MaintenanceConfig.DEFAULT_DLQ_CLEANUP_INTERVAL);
         assertThat(m.dlqCleanupBatch()).isEqualTo(MaintenanceConfig.DEFAULT_DLQ_CLEANUP_BATCH);
         assertThat(m.failedRetention()).isEqualTo(MaintenanceConfig.DEFAULT_FAILED_RETENTION);
+        assertThat(m.rotationMinInterval()).isEqualTo(MaintenanceConfig.DEFAULT_ROTATION_MIN_INTERVAL);
+        assertThat(m.rotationMaxAge()).isEqualTo(MaintenanceConfig.DEFAULT_ROTATION_MAX_AGE);
+        assertThat(m.rotationMaxRows()).isEqualTo(MaintenanceConfig.DEFAULT_ROTATION_MAX_ROWS);
+        assertThat(m.historyRetention()).isEqualTo(MaintenanceConfig.DEFAULT_HISTORY_RETENTION);
+        assertThat(m.claimRotationMaxAge()).isEqualTo(MaintenanceConfig.DEFAULT_CLAIM_ROTATION_MAX_AGE);
+    }
+
+    @Test
+    void defaultRingHoldsMoreThanTheDefaultHistoryFloorAtLowLoad() {
+        // 15 sealed queue slots (16 by default) left on age alone outlast the floor, so at low load age sets the pace.
+        assertThat(MaintenanceConfig.DEFAULT_ROTATION_MAX_AGE.multipliedBy(15))
+                .isGreaterThan(MaintenanceConfig.DEFAULT_HISTORY_RETENTION);
+        assertThat(MaintenanceConfig.DEFAULT_ROTATION_MIN_INTERVAL).isLessThanOrEqualTo(MaintenanceConfig.DEFAULT_ROTATION_MAX_AGE);
+        // 8 claim slots (the default) are pruned before their closed claims are old enough for the stale sweep.
+        assertThat(MaintenanceConfig.DEFAULT_CLAIM_ROTATION_MAX_AGE.multipliedBy(8)).isLessThan(MaintenanceConfig.DEFAULT_STALE_AFTER);
+        assertThat(MaintenanceConfig.DEFAULT_ROTATION_MIN_INTERVAL).isLessThanOrEqualTo(MaintenanceConfig.DEFAULT_CLAIM_ROTATION_MAX_AGE);
+    }
+
+    @Test
+    void historyRetentionZeroTurnsTheFloorOffAndTheCadenceBoundsMayMeet() {
+        assertThatCode(() -> MaintenanceConfig.builder().historyRetention(Duration.ZERO).build()).doesNotThrowAnyException();
+        assertThatCode(() -> MaintenanceConfig.builder().rotationMinInterval(Duration.ofMillis(100))
+                .rotationMaxAge(Duration.ofMillis(100)).claimRotationMaxAge(Duration.ofMillis(100)).rotationMaxRows(1).build())
+                .doesNotThrowAnyException();
+    }
+
+    @Test
+    void aMinimumIntervalAboveTheMaximumAgeIsRefusedWithBothValues() {
+        assertThatThrownBy(() -> MaintenanceConfig.builder().rotationMaxAge(Duration.ofSeconds(2)).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("rotationMinInterval (PT5S)").hasMessageContaining("rotationMaxAge (PT2S)");
     }
 
     @Test
@@ -97,6 +133,14 @@ class MaintenanceConfigTest {
                 bad("dlqRetention", b -> b.dlqRetention(Duration.ofDays(-1))),
                 bad("dlqCleanupInterval", b -> b.dlqCleanupInterval(Duration.ZERO)),
                 bad("failedRetention", b -> b.failedRetention(Duration.ZERO)),
+                bad("rotationMinInterval", b -> b.rotationMinInterval(Duration.ZERO)),
+                bad("rotationMinInterval", b -> b.rotationMinInterval(null)),
+                bad("rotationMaxAge", b -> b.rotationMaxAge(Duration.ofSeconds(-1))),
+                bad("rotationMaxRows", b -> b.rotationMaxRows(0)),
+                bad("claimRotationMaxAge", b -> b.claimRotationMaxAge(Duration.ZERO)),
+                bad("claimRotationMaxAge", b -> b.claimRotationMaxAge(Duration.ofSeconds(4))),
+                bad("historyRetention", b -> b.historyRetention(Duration.ofSeconds(-1))),
+                bad("historyRetention", b -> b.historyRetention(null)),
                 bad("promotionBatch", b -> b.promotionBatch(0)),
                 bad("promotionBatch", b -> b.promotionBatch(100_001)),
                 bad("promotionMaxBatches", b -> b.promotionMaxBatches(0)),

@@ -87,7 +87,7 @@ BEGIN
             SELECT f.ord, f.jid, f.rl, f.rid, b.ready_slot, b.ready_generation, b.queue, b.priority, b.enqueue_shard,
                    b.lane_seqs[f.idx] AS lane_seq, b.attempts[f.idx] AS attempt, b.claimed_at
               FROM f
-              JOIN %1$s.%2$I b ON b.batch_id = f.bid
+              JOIN %1$s.%2$I b ON b.claim_slot = $7 AND b.batch_id = f.bid
              WHERE f.idx BETWEEN 1 AND b.claimed_count
                AND b.job_ids[f.idx] = f.jid AND b.run_leases[f.idx] = f.rl AND b.receipt_ids[f.idx] = f.rid
                AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I c WHERE c.receipt_ranges @> f.rid)
@@ -138,10 +138,11 @@ BEGIN
         ELSIF to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || x.cs)) IS NULL THEN
             status := 'stale';
         ELSE
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I b WHERE b.batch_id = $1 AND $2 BETWEEN 1 AND b.claimed_count
-                                 AND b.job_ids[$2] = $3 AND b.run_leases[$2] = $4 AND b.receipt_ids[$2] = $5)',
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I b WHERE b.claim_slot = $6 AND b.batch_id = $1
+                                 AND $2 BETWEEN 1 AND b.claimed_count AND b.job_ids[$2] = $3 AND b.run_leases[$2] = $4
+                                 AND b.receipt_ids[$2] = $5)',
                            '${schema}', 'lease_claim_batches_' || x.cs)
-               INTO v_valid USING x.bid, x.idx, x.jid, x.rl, x.rid;
+               INTO v_valid USING x.bid, x.idx, x.jid, x.rl, x.rid, x.cs;
             IF NOT v_valid THEN
                 status := 'stale';
             ELSE

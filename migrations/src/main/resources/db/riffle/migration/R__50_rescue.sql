@@ -82,10 +82,11 @@ BEGIN
                    coalesce(array_agg(cand.idx ORDER BY cand.rn), '{}') AS idxs,
                    coalesce(array_agg(CASE WHEN cand.batch_id <> 0
                                            THEN EXISTS (SELECT 1 FROM %1$s.%3$I cl WHERE cl.receipt_ranges @> cand.rid)
-                                           ELSE EXISTS (SELECT 1 FROM %1$s.%4$I c WHERE c.job_id = cand.jid
-                                                           AND c.run_lease = cand.rl AND c.closed_at IS NOT NULL)
-                                                OR EXISTS (SELECT 1 FROM %1$s.%5$I e WHERE e.job_id = cand.jid
-                                                              AND e.run_lease = cand.rl) END
+                                           ELSE EXISTS (SELECT 1 FROM %1$s.%4$I c WHERE c.claim_slot = $6
+                                                           AND c.job_id = cand.jid AND c.run_lease = cand.rl
+                                                           AND c.closed_at IS NOT NULL)
+                                                OR EXISTS (SELECT 1 FROM %1$s.%5$I e WHERE e.claim_slot = $6
+                                                              AND e.job_id = cand.jid AND e.run_lease = cand.rl) END
                                       ORDER BY cand.rn), '{}') AS closed,
                    coalesce(array_agg(EXISTS (SELECT 1 FROM %1$s.leases l WHERE l.job_id = cand.jid AND l.run_lease = cand.rl)
                                       ORDER BY cand.rn), '{}') AS leased,
@@ -96,7 +97,8 @@ BEGIN
             $q$, '${schema}', 'lease_claim_batches_' || v_slot, 'lease_claim_closure_batches_' || v_slot,
                  'lease_claims_' || v_slot, 'lease_claim_closures_' || v_slot)
            INTO w
-           USING v_cutoff, cur.rescue_cursor_claimed_at, cur.rescue_cursor_job_id, cur.rescue_cursor_run_lease, p_window;
+           USING v_cutoff, cur.rescue_cursor_claimed_at, cur.rescue_cursor_job_id, cur.rescue_cursor_run_lease, p_window,
+                 v_slot;
         CONTINUE WHEN cardinality(w.rns) = 0;
 
         -- Try-lock the open stale candidates, up to the budget, in this statement...
@@ -298,7 +300,8 @@ BEGIN
         v_adv_at := NULL;
         FOR b IN EXECUTE format($q$
                 SELECT w.*, (w.closed_at IS NOT NULL
-                             OR EXISTS (SELECT 1 FROM %1$s.%3$I e WHERE e.job_id = w.job_id AND e.run_lease = w.run_lease)) AS closed,
+                             OR EXISTS (SELECT 1 FROM %1$s.%3$I e WHERE e.claim_slot = $6 AND e.job_id = w.job_id
+                                           AND e.run_lease = w.run_lease)) AS closed,
                        l.state AS lease_state, l.deadline_at AS lease_deadline_at
                   FROM (
                     (SELECT 0 AS lap, x.deadline_at, x.job_id, x.run_lease, x.receipt_id, x.closed_at
@@ -317,7 +320,7 @@ BEGIN
                  ORDER BY w.lap, w.deadline_at, w.job_id, w.run_lease LIMIT $5
                 $q$, '${schema}', 'lease_claims_' || v_slot, 'lease_claim_closures_' || v_slot)
                 USING v_now, cur.deadline_cursor_deadline_at, cur.deadline_cursor_job_id, cur.deadline_cursor_run_lease,
-                      p_window
+                      p_window, v_slot
         LOOP
             IF NOT b.closed AND (b.lease_state IS NULL OR (b.lease_state = 'running' AND b.lease_deadline_at < v_now)) THEN
                 EXIT WHEN v_budget <= 0;

@@ -49,7 +49,9 @@ LANGUAGE sql STABLE AS $$
      CROSS JOIN LATERAL generate_series(1, least(c.generation + 1, s.n)::int - 1) k
 $$;
 
--- True when any child of the ring's slot holds a row (physical, generation-agnostic: docs/design/rings-and-proofs.md).
+-- True when any child of the ring's slot holds a visible row (generation-agnostic: docs/design/rings-and-proofs.md).
+-- Prune's proof for the lease ring, whose ended leases are deleted: a lease slot has no live row long before it has
+-- no pages.
 CREATE OR REPLACE FUNCTION ${schema}.ring_slot_busy(p_ring text, p_slot int) RETURNS boolean
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -70,7 +72,8 @@ $$;
 -- yet (a producer transaction still open since the ring was at this slot) and dead rows of aborted writers. Rotation
 -- never re-enters, and prune never waves through as 'noop', a slot for which this is true; only the TRUNCATE of prune,
 -- after it proved every row of every generation in the slot inert under ACCESS EXCLUSIVE, makes it false again
--- (docs/adr/0005). The lease ring keeps the row test: ended leases are deleted, so its pages outlive its rows.
+-- (docs/adr/0005). This is rotation's gate for every ring; for the lease ring, whose ended leases are deleted but
+-- leave their pages, it means prune truncates a lease slot before the ring re-enters it.
 CREATE OR REPLACE FUNCTION ${schema}.ring_slot_occupied(p_ring text, p_slot int) RETURNS boolean
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -85,8 +88,54 @@ BEGIN
 END
 $$;
 
--- Rotation (docs/design/rings-and-proofs.md): 'rotated' | 'skipped_busy' | 'skipped_idle'. Rotation is permission, not obligation.
-CREATE OR REPLACE FUNCTION ${schema}.rotate_ring(p_ring text) RETURNS text
+-- Estimated rows in one slot of a ring: the live-tuple counts the statistics system keeps for each child, summed over
+-- the ring's families. Never a count(*): the counts are reset by TRUNCATE, grow when a writing transaction ends and
+-- reach this function within about a second (the statistics flush interval of the writers). With track_counts off
+-- they stay 0, and only age moves the ring on.
+CREATE OR REPLACE FUNCTION ${schema}.ring_slot_rows(p_ring text, p_slot int) RETURNS bigint
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(sum(pg_stat_get_live_tuples(format('%s.%I', '${schema}', f || '_' || p_slot)::regclass)), 0)::bigint
+      FROM unnest(${schema}.ring_families(p_ring)) f
+$$;
+
+-- Whether the ring's current slot is due to be left (docs/design/rings-and-proofs.md#cadence), and why: never while it
+-- has been current for less than p_min_secs; after that when it has been current for p_max_age_secs, or holds more
+-- than p_max_rows rows (ring_slot_rows). Returns 'age', 'size' or NULL (not due). Age is measured on the database
+-- clock from the rotated_at of the ledger row that made the slot current. The one definition of the cadence: the
+-- maintenance loop's rotate_ring applies it, and nothing in Java decides it.
+CREATE OR REPLACE FUNCTION ${schema}.ring_rotation_due(p_ring text, p_min_secs double precision,
+                                                       p_max_age_secs double precision, p_max_rows bigint)
+RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_slot int;
+    v_age  double precision;
+BEGIN
+    EXECUTE format('SELECT slot, extract(epoch FROM clock_timestamp() - rotated_at) FROM %s.%I ORDER BY generation DESC LIMIT 1',
+                   '${schema}', p_ring || '_ring_rotations') INTO v_slot, v_age;
+    IF v_age < p_min_secs THEN
+        RETURN NULL;
+    END IF;
+    IF v_age >= p_max_age_secs THEN
+        RETURN 'age';
+    END IF;
+    IF ${schema}.ring_slot_rows(p_ring, v_slot) > p_max_rows THEN
+        RETURN 'size';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- Rotation (docs/design/rings-and-proofs.md): 'rotated' | 'skipped_not_due' | 'skipped_busy' | 'skipped_idle'.
+-- Rotation is permission, not obligation. With p_max_age_secs given (the maintenance loop), the cadence gate of
+-- ring_rotation_due comes first, under the ring lock, so overlapping leaders cannot rotate faster than p_min_secs
+-- either; without it (an operator's or a test's rotateNow) the ring rotates whenever the gates below allow.
+-- The next slot must be physically empty, for every ring: only prune's TRUNCATE makes an occupied slot free again,
+-- so the loop prunes the slot rotation needs right before it rotates into it (and not a rotation earlier).
+CREATE OR REPLACE FUNCTION ${schema}.rotate_ring(p_ring text, p_min_secs double precision DEFAULT NULL,
+                                                 p_max_age_secs double precision DEFAULT NULL,
+                                                 p_max_rows bigint DEFAULT NULL)
+RETURNS text
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     c      record;
@@ -100,14 +149,14 @@ BEGIN
     IF NOT pg_try_advisory_xact_lock(hashtextextended('${schema_name}.ring:' || p_ring, 0)) THEN
         RETURN 'skipped_busy';
     END IF;
+    IF p_max_age_secs IS NOT NULL
+       AND ${schema}.ring_rotation_due(p_ring, coalesce(p_min_secs, 0), p_max_age_secs,
+                                       coalesce(p_max_rows, 9223372036854775807)) IS NULL THEN
+        RETURN 'skipped_not_due';
+    END IF;
     SELECT * INTO c FROM ${schema}.ring_cursor(p_ring);
     v_next := (c.slot + 1) % n;
-    IF p_ring = 'lease' THEN
-        b := ${schema}.ring_slot_busy(p_ring, v_next);
-    ELSE
-        b := ${schema}.ring_slot_occupied(p_ring, v_next);
-    END IF;
-    IF b THEN
+    IF ${schema}.ring_slot_occupied(p_ring, v_next) THEN
         RETURN 'skipped_busy';
     END IF;
     -- Idle gate over the whole ring: a drained ring with sealed rows still rotates until they are pruned.
@@ -161,15 +210,19 @@ BEGIN
     END IF;
     -- Per lane: read the cursor once, then probe the lane's rows at or past it through the primary key. This runs
     -- again while prune holds ACCESS EXCLUSIVE on the slot, so it must stay an index probe per lane, not a scan.
+    -- The probe is a LATERAL subquery with LIMIT 1, which the planner cannot flatten into a join: it runs once per
+    -- lane with the cursor as an index bound. Written as a semi-join, the planner hashed every row of the slot
+    -- against every claim-evidence row of its lane before applying the cursor (1.8 s for a 15,000-row slot,
+    -- quadratic in the slot's size); as a probe an inert slot costs one empty index range per lane.
     EXECUTE format($q$
         SELECT EXISTS (
             SELECT 1
-              FROM %1$s.queue_claim_heads h
-             CROSS JOIN LATERAL (SELECT %1$s.seq_next(h.seq_name) AS cur) c
-             WHERE EXISTS (
+              FROM (SELECT h.queue, h.priority, h.enqueue_shard, %1$s.seq_next(h.seq_name) AS cur
+                      FROM %1$s.queue_claim_heads h) l
+             CROSS JOIN LATERAL (
                    SELECT 1 FROM %1$s.%2$I r
-                    WHERE r.ready_slot = $1 AND r.queue = h.queue AND r.priority = h.priority
-                      AND r.enqueue_shard = h.enqueue_shard AND r.lane_seq >= c.cur
+                    WHERE r.ready_slot = $1 AND r.queue = l.queue AND r.priority = l.priority
+                      AND r.enqueue_shard = l.enqueue_shard AND r.lane_seq >= l.cur
                       AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
                                        WHERE t.ready_slot = r.ready_slot
                                          AND t.ready_generation = r.ready_generation AND t.queue = r.queue
@@ -179,7 +232,8 @@ BEGIN
                                        WHERE e.ready_generation = r.ready_generation AND e.queue = r.queue
                                          AND e.priority = r.priority AND e.enqueue_shard = r.enqueue_shard
                                          AND e.first_lane_seq <= r.lane_seq AND e.next_lane_seq > r.lane_seq
-                                         AND e.lane_ranges @> r.lane_seq)))
+                                         AND e.lane_ranges @> r.lane_seq)
+                    LIMIT 1) p)
         $q$, '${schema}', 'ready_entries_' || p_slot, 'ready_tombstones_' || p_slot,
              'ready_claim_attempt_batches_' || p_slot)
        INTO b USING p_slot;
@@ -224,12 +278,39 @@ BEGIN
 END
 $$;
 
+-- The history retention floor (docs/design/rings-and-proofs.md#history-retention): true while queue slot p_slot holds
+-- terminal history finalized less than p_history_secs ago that prune would not carry forward (failed rows inside the
+-- failed-retention floor are carried into the current slot, so they do not hold the slot). A policy, not a proof: it
+-- is read once, before the exclusive lock, after the proofs have found the slot inert, and an inert slot gains no
+-- terminal rows (every terminal row of a ready slot is written together with the closure, or the tombstone, of work
+-- that the proofs would have seen open). A scan of the slot's completion batches and narrow rows, stopping at the first
+-- young row.
+CREATE OR REPLACE FUNCTION ${schema}.queue_slot_retained(p_slot int, p_history_secs int, p_failed_retention_secs int)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    b boolean;
+BEGIN
+    EXECUTE format($q$
+        SELECT EXISTS (SELECT 1 FROM %1$s.%2$I x WHERE x.finalized_at > $1)
+            OR EXISTS (SELECT 1 FROM %1$s.%3$I d
+                        WHERE d.finalized_at > $1 AND NOT (d.state = 'failed' AND d.finalized_at > $2))
+        $q$, '${schema}', 'receipt_completion_batches_' || p_slot, 'done_entries_' || p_slot)
+       INTO b
+       USING clock_timestamp() - make_interval(secs => p_history_secs),
+             clock_timestamp() - make_interval(secs => p_failed_retention_secs);
+    RETURN b;
+END
+$$;
+
 -- Prune the next slot of a ring: the slot rotation needs next, which on a wrapped ring is the oldest sealed one
--- (docs/design/rings-and-proofs.md). Shape: ring advisory lock -> ring state and slot rows FOR UPDATE -> proofs -> bounded ACCESS EXCLUSIVE
--- -> not-current re-check and proofs again (new statements see what committed while we waited) -> TRUNCATE.
+-- (docs/design/rings-and-proofs.md). Shape: ring advisory lock -> ring state and slot rows FOR UPDATE -> proofs ->
+-- (queue ring) history retention floor -> bounded ACCESS EXCLUSIVE -> not-current re-check and proofs again (new
+-- statements see what committed while we waited) -> TRUNCATE.
 -- Returns 'pruned' | 'noop' | 'blocked' | 'skipped_<reason>' (open_claims, pending_ready, unclosed_claims,
--- active_leases, lease_active, current).
-CREATE OR REPLACE FUNCTION ${schema}.prune_ring(p_ring text, p_lock_timeout text, p_failed_retention_secs int)
+-- active_leases, lease_active, retention, current). p_history_retention_secs 0 means no floor.
+CREATE OR REPLACE FUNCTION ${schema}.prune_ring(p_ring text, p_lock_timeout text, p_failed_retention_secs int,
+                                                p_history_retention_secs int DEFAULT 0)
 RETURNS text
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -269,6 +350,13 @@ BEGIN
     IF v_reason IS NOT NULL THEN
         RETURN 'skipped_' || v_reason;
     END IF;
+    -- The slot is inert; completed history younger than the floor keeps it all the same. Correctness comes first
+    -- (the proofs above), then the floor, then the ring's room: while the floor holds the slot, rotation waits in
+    -- front of it and the current slot grows past the size bound (docs/design/rings-and-proofs.md#history-retention).
+    IF p_ring = 'queue' AND p_history_retention_secs > 0
+       AND ${schema}.queue_slot_retained(v_slot, p_history_retention_secs, p_failed_retention_secs) THEN
+        RETURN 'skipped_retention';
+    END IF;
 
     IF NOT ${schema}.lock_ring_slot(p_ring, v_slot, p_lock_timeout) THEN
         RETURN 'blocked';
@@ -299,8 +387,8 @@ BEGIN
                    coalesce(d.run_at, r.run_at), coalesce(d.created_at, r.created_at), coalesce(d.payload, r.payload)
               FROM %1$s.%2$I d
               LEFT JOIN %1$s.%3$I r
-                ON r.ready_generation = d.ready_generation AND r.queue = d.queue AND r.priority = d.priority
-               AND r.enqueue_shard = d.enqueue_shard AND r.lane_seq = d.lane_seq
+                ON r.ready_slot = d.ready_slot AND r.ready_generation = d.ready_generation AND r.queue = d.queue
+               AND r.priority = d.priority AND r.enqueue_shard = d.enqueue_shard AND r.lane_seq = d.lane_seq
              WHERE d.state = 'failed' AND d.finalized_at > clock_timestamp() - make_interval(secs => $3)
             $q$, '${schema}', 'done_entries_' || v_slot, 'ready_entries_' || v_slot)
            USING v_cur.slot, v_cur.generation, p_failed_retention_secs;

@@ -114,7 +114,7 @@ BEGIN
              WHERE x.cs = $6
                AND ((NOT EXISTS (SELECT 1 FROM %1$s.%2$I c WHERE c.receipt_ranges @> x.rid)
                      AND EXISTS (SELECT 1 FROM %1$s.%3$I b WHERE b.receipt_ranges @> x.rid))
-                    OR EXISTS (SELECT 1 FROM %1$s.%4$I r WHERE r.job_id = x.jid AND r.run_lease = x.rl
+                    OR EXISTS (SELECT 1 FROM %1$s.%4$I r WHERE r.claim_slot = $6 AND r.job_id = x.jid AND r.run_lease = x.rl
                                   AND r.receipt_id = x.rid AND r.closed_at IS NULL))
             ON CONFLICT (job_id, run_lease) DO UPDATE
                SET heartbeat_at = excluded.heartbeat_at, updated_at = excluded.updated_at,
@@ -170,10 +170,10 @@ BEGIN
         SELECT b.ready_slot, b.ready_generation, b.queue, b.priority, b.enqueue_shard, b.lane_seqs[$2] AS lane_seq,
                b.attempts[$2] AS attempt, b.max_attempts[$2] AS max_attempts, b.deadline_at, b.claimed_at
           FROM %1$s.%2$I b
-         WHERE b.batch_id = $1 AND $2 BETWEEN 1 AND b.claimed_count
+         WHERE b.claim_slot = $6 AND b.batch_id = $1 AND $2 BETWEEN 1 AND b.claimed_count
            AND b.job_ids[$2] = $3 AND b.run_leases[$2] = $4 AND b.receipt_ids[$2] = $5
         $q$, '${schema}', 'lease_claim_batches_' || p_claim_slot)
-       INTO v_claim USING p_batch_id, p_idx, p_job_id, p_run_lease, p_receipt_id;
+       INTO v_claim USING p_batch_id, p_idx, p_job_id, p_run_lease, p_receipt_id, p_claim_slot;
     IF v_claim.ready_slot IS NULL THEN
         RETURN QUERY SELECT 'stale'::text, NULL::uuid, NULL::timestamptz, NULL::int;
         RETURN;

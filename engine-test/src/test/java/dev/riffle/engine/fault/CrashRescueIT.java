@@ -34,7 +34,9 @@ class CrashRescueIT {
         Riffle survivor = Fixtures.start(db.url(), db.schema(), app + "-survivor", b -> b.maintenance(
                 MaintenanceConfig.builder().leaderRetry(Duration.ofMillis(200)).rescueInterval(Duration.ofMillis(300))
                         .heartbeatInterval(Duration.ofMillis(300)).staleAfter(Duration.ofSeconds(1))
-                        .promotionInterval(Duration.ofMillis(100)).rotationInterval(Duration.ofMillis(300)).build()));
+                        .promotionInterval(Duration.ofMillis(100)).rotationInterval(Duration.ofMillis(300))
+                        .rotationMinInterval(Duration.ofMillis(300)).rotationMaxAge(Duration.ofMillis(300))
+                        .claimRotationMaxAge(Duration.ofMillis(300)).build()));
         try {
             List<Long> ids = Fixtures.enqueue(survivor, QUEUE, n);
             Set<Long> deadAttempts = new HashSet<>();

@@ -38,8 +38,10 @@ class ProducerAcrossRingLapIT {
     private static final String FILLER = "lap.filler";
     private static final String LOOP_FILLER = "loop.filler";
 
+    /** Maintenance by hand; no history floor, so a slot whose filler completed is prunable at once. */
     private static Riffle manual(TestDatabase db) {
-        return Engines.start(db, b -> b.maintenance(MaintenanceConfig.builder().enabled(false).build()));
+        return Engines.start(db, b -> b.maintenance(MaintenanceConfig.builder().enabled(false)
+                .historyRetention(Duration.ZERO).build()));
     }
 
     /** Opens a transaction on its own connection and enqueues one job in it, leaving it uncommitted. */
@@ -183,7 +185,9 @@ class ProducerAcrossRingLapIT {
     @Test
     void withTheStockLoopsALongProducerLosesNothing(TestDatabase db) {
         Riffle riffle = Engines.start(db, b -> b.maintenance(MaintenanceConfig.builder()
-                .rotationInterval(Duration.ofMillis(100)).promotionInterval(Duration.ofMillis(50)).build()));
+                .rotationInterval(Duration.ofMillis(100)).rotationMinInterval(Duration.ofMillis(100))
+                .rotationMaxAge(Duration.ofMillis(100)).claimRotationMaxAge(Duration.ofMillis(100)).historyRetention(Duration.ZERO)
+                .promotionInterval(Duration.ofMillis(50)).build()));
         var factory = Engines.connectionFactory(db);
         Connection producer = Mono.from(factory.create()).block(Engines.TIMEOUT);
         Map<Long, Integer> runs = new ConcurrentHashMap<>();

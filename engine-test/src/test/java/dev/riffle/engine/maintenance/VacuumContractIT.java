@@ -36,7 +36,8 @@ class VacuumContractIT {
     private static Riffle maintained(TestDatabase db) {
         return Riffle.start(RiffleConfig.builder().url(db.url()).schema(db.schema()).migrate(false).poolSize(8)
                 .maintenance(MaintenanceConfig.builder().leaderRetry(Duration.ofMillis(200))
-                        .rotationInterval(ROTATE).build())
+                        .rotationInterval(ROTATE).rotationMinInterval(ROTATE).rotationMaxAge(ROTATE)
+                        .claimRotationMaxAge(ROTATE).build())
                 .build()).block(Fixtures.TIMEOUT);
     }
 

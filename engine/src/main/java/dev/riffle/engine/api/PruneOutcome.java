@@ -19,6 +19,11 @@ public enum PruneOutcome {
     SKIPPED_ACTIVE_LEASES,
     /** The lease slot still holds a live lease. */
     SKIPPED_LEASE_ACTIVE,
+    /**
+     * The queue slot is inert, but holds terminal history younger than the history retention floor
+     * ({@code MaintenanceConfig.historyRetention}); the ring waits until it ages out.
+     */
+    SKIPPED_RETENTION,
     /** The slot became current while prune waited for its lock. */
     SKIPPED_CURRENT;
 
@@ -33,6 +38,7 @@ public enum PruneOutcome {
             case "skipped_unclosed_claims" -> SKIPPED_UNCLOSED_CLAIMS;
             case "skipped_active_leases" -> SKIPPED_ACTIVE_LEASES;
             case "skipped_lease_active" -> SKIPPED_LEASE_ACTIVE;
+            case "skipped_retention" -> SKIPPED_RETENTION;
             case "skipped_current" -> SKIPPED_CURRENT;
             default -> throw new IllegalStateException("unknown prune outcome " + s);
         };

@@ -24,10 +24,15 @@ DELETE FROM ${schema}.dlq_entries d USING doomed WHERE d.job_id = doomed.job_id
 RETURNING d.job_id
 
 -- name: rotate
+-- By hand (rotateNow): whenever the next slot is free, whatever the cadence.
 SELECT ${schema}.rotate_ring($1::text) AS outcome
 
+-- name: rotate_when_due
+-- The ring loop's offer: rotate_ring applies the cadence (ring_rotation_due) under the ring lock.
+SELECT ${schema}.rotate_ring($1::text, $2::double precision, $3::double precision, $4::bigint) AS outcome
+
 -- name: prune
-SELECT ${schema}.prune_ring($1::text, $2::text, $3::int) AS outcome
+SELECT ${schema}.prune_ring($1::text, $2::text, $3::int, $4::int) AS outcome
 
 -- name: rescue_stale
 SELECT job_id, run_lease, disposition FROM ${schema}.rescue_stale($1::double precision, $2::int, $3::int, $4::boolean)

@@ -13,7 +13,7 @@ import reactor.core.publisher.Mono;
 public final class SchemaContract {
 
     /** The contract version this engine runs against. */
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     private SchemaContract() {}
 
