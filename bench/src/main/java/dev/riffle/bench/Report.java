@@ -138,7 +138,7 @@ final class Report {
         }
         List<Object> targets = (List<Object>) result.get("targets");
         if (targets != null && !targets.isEmpty()) {
-            sb.append("\n== targets (issue #6)\n");
+            sb.append("\n== targets (issue #12)\n");
             for (Object o : targets) {
                 Map<String, Object> t = (Map<String, Object>) o;
                 sb.append(String.format(Locale.ROOT, "%-5s %-78s goal %-28s measured %s%n", t.get("status"),
@@ -247,7 +247,7 @@ final class Report {
 
         List<Object> targets = (List<Object>) result.get("targets");
         if (targets != null && !targets.isEmpty()) {
-            sb.append("### Targets (issue #6)\n\n| Target | Goal | Measured | Status |\n|---|---|---|---|\n");
+            sb.append("### Targets (issue #12)\n\n| Target | Goal | Measured | Status |\n|---|---|---|---|\n");
             for (Object o : targets) {
                 Map<String, Object> t = (Map<String, Object>) o;
                 sb.append("| ").append(t.get("target")).append(" | ").append(t.get("goal")).append(" | ")

@@ -113,7 +113,7 @@ final class Summary {
         return null;
     }
 
-    /** The issue-#6 targets, each with the measured value and pass / miss / n/a. */
+    /** The targets of issue #12 (and the ones of issue #6 still held), each with the measured value and pass / miss / n/a. */
     @SuppressWarnings("unchecked")
     static List<Object> targets(Map<String, Object> summary, List<Integer> workers, int jobs) {
         List<Object> out = new ArrayList<>();
@@ -135,9 +135,21 @@ final class Summary {
                 out.add(check("dead tuples in schema after draining " + jobs + " jobs (riffle), " + key, "<= 500",
                         riffle == null ? null : num(riffle.get("dead_tuples_end")), v -> v <= 500, ""));
             }
+            if (key.startsWith("drain W=16 ")) {
+                out.add(check("completed jobs/s, " + key, "riffle/baseline >= 0.7",
+                        ratio == null ? null : num(ratio.get("completed_jobs_per_s")), v -> v >= 0.7, "x"));
+            }
             if (key.equals("steady")) {
-                out.add(check("pickup p99 at steady load (riffle)", "<= 10 ms",
-                        riffle == null ? null : num(riffle.get("pickup_p99_ms")), v -> v <= 10, " ms"));
+                out.add(check("pickup p99 at steady load, riffle/baseline", "<= 1.0",
+                        ratio == null ? null : num(ratio.get("pickup_p99_ms")), v -> v <= 1.0, "x"));
+            }
+            if (key.equals("profile steady-b50")) {
+                Double target = riffle == null ? null : num(riffle.get("rate_target"));
+                Double done = riffle == null ? null : num(riffle.get("completed_jobs_per_s"));
+                out.add(check("keeps up at 50 % of the baseline's peak (riffle completed / producer rate)", ">= 0.98",
+                        target == null || done == null || target == 0 ? null : done / target, v -> v >= 0.98, ""));
+                out.add(check("pickup p99 at 50 % of the baseline's peak, riffle/baseline", "<= 1.0",
+                        ratio == null ? null : num(ratio.get("pickup_p99_ms")), v -> v <= 1.0, "x"));
             }
             if (key.equals("pinned")) {
                 out.add(check("throughput while pinned, fraction of clean steady (riffle)", ">= 0.75",
@@ -154,6 +166,14 @@ final class Summary {
                 out.add(check("dead tuples after recovery (riffle)", "<= 500 (back to clean level)",
                         riffle == null ? null : num(riffle.get("dead_tuples_end")), v -> v <= 500, ""));
             }
+        }
+        Map<String, Object> p4 = (Map<String, Object>) summary.get("profile 4x8 delay=0ms");
+        Map<String, Object> p1 = (Map<String, Object>) summary.get("profile 1x32 delay=0ms");
+        if (p4 != null && p1 != null) {
+            Double four = num(((Map<String, Object>) p4.get("riffle")).get("completed_jobs_per_s"));
+            Double one = num(((Map<String, Object>) p1.get("riffle")).get("completed_jobs_per_s"));
+            out.add(check("4x8 against 1x32 (riffle completed jobs/s)", ">= 1.0",
+                    four == null || one == null || one == 0 ? null : four / one, v -> v >= 1.0, "x"));
         }
         return out;
     }

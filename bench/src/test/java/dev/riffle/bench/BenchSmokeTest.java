@@ -128,7 +128,7 @@ class BenchSmokeTest {
         assertThat((List<Object>) json.get("targets")).isNotEmpty();
 
         String md = Files.readString(docs);
-        assertThat(md).contains(Report.BEGIN, Report.END, "### Machine", "### Targets (issue #6)", "PostgreSQL",
+        assertThat(md).contains(Report.BEGIN, Report.END, "### Machine", "### Targets (issue #12)", "PostgreSQL",
                 "### profile 4x8 delay=1ms", "each in its own JVM process");
     }
 

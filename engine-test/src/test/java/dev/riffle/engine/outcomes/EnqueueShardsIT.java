@@ -98,8 +98,18 @@ class EnqueueShardsIT extends ProbeIT {
                     .collectList().toFuture();
             List<Long> committed = others.get(10, TimeUnit.SECONDS);
             assertThat(committed).hasSize(20);
-            assertThat(db.queryLong("SELECT count(DISTINCT enqueue_shard) FROM ready_entries WHERE queue = 'sb'"))
-                    .as("the committed jobs sit on the shard nobody holds").isEqualTo(1);
+            // The shard whose reservation lock the producer's backend holds, read from pg_locks.
+            long producerPid = db.queryLong("SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' "
+                    + "AND backend_xid IS NOT NULL AND query LIKE '%enqueue_jobs%' ORDER BY xact_start DESC LIMIT 1");
+            List<Long> heldShards = db.queryRows("SELECT s FROM generate_series(0, 1) s WHERE EXISTS (SELECT 1 FROM "
+                    + "pg_locks l WHERE l.locktype = 'advisory' AND l.pid = ?::int AND l.granted AND "
+                    + "((l.classid::bigint << 32) | l.objid::bigint) = lane_lock_key('sb', ?::smallint, s::smallint))",
+                    producerPid, NewJob.DEFAULT_PRIORITY).stream().map(r -> ((Number) r.get("s")).longValue()).toList();
+            assertThat(heldShards).as("the producer holds one shard").hasSize(1);
+            List<Long> committedShards = db.queryRows("SELECT DISTINCT enqueue_shard AS s FROM ready_entries "
+                    + "WHERE queue = 'sb'").stream().map(r -> ((Number) r.get("s")).longValue()).toList();
+            assertThat(committedShards).as("the committed jobs sit on the shard nobody holds")
+                    .hasSize(1).doesNotContainAnyElementsOf(heldShards);
 
             deliverExactly(riffle, "sb", new HashSet<>(committed));
             assertThat(db.queryLong("SELECT count(*) FROM ready_entries WHERE job_id = ?", held))
