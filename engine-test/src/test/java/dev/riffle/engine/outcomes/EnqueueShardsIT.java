@@ -12,9 +12,6 @@ import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.test.RiffleTest;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -33,20 +30,6 @@ import reactor.core.publisher.Flux;
  */
 @RiffleTest
 class EnqueueShardsIT extends ProbeIT {
-
-    /** Enqueues one immediate job in the caller's (open) transaction through the SQL entry point producers use. */
-    private static long enqueueIn(Connection producer, String queue) throws SQLException {
-        try (PreparedStatement ps = producer.prepareStatement("SELECT j FROM enqueue_jobs(ARRAY[?]::text[], "
-                + "ARRAY['k']::text[], ARRAY['{}'::jsonb], ARRAY[?]::smallint[], ARRAY[25]::smallint[], "
-                + "ARRAY[NULL]::timestamptz[]) AS j")) {
-            ps.setString(1, queue);
-            ps.setInt(2, NewJob.DEFAULT_PRIORITY);
-            try (ResultSet rs = ps.executeQuery()) {
-                assertThat(rs.next()).isTrue();
-                return rs.getLong(1);
-            }
-        }
-    }
 
     /** Delivers exactly {@code ids.size()} jobs of {@code queue}, completing each, and checks they are {@code ids}. */
     private static void deliverExactly(Riffle riffle, String queue, Set<Long> ids) {
@@ -91,7 +74,7 @@ class EnqueueShardsIT extends ProbeIT {
         Riffle riffle = OutcomeKit.start(db, b -> b.queue(QueueConfig.of("sb").withEnqueueShards(2)));
         try (Connection producer = database.openJdbc()) {
             producer.setAutoCommit(false);
-            long held = enqueueIn(producer, "sb");
+            long held = OutcomeKit.enqueueIn(producer, "sb");
             // With one shard every one of these would wait for the open producer's reservation lock.
             CompletableFuture<List<Long>> others = Flux.range(0, 20)
                     .concatMap(i -> riffle.client().enqueue(NewJob.builder("k").queue("sb").build()))
@@ -131,7 +114,7 @@ class EnqueueShardsIT extends ProbeIT {
         try (Connection producer = database.openJdbc()) {
             await("a maintenance leader", () -> riffle.maintenance().isLeader());
             producer.setAutoCommit(false);
-            long held = enqueueIn(producer, "sc");
+            long held = OutcomeKit.enqueueIn(producer, "sc");
             List<Long> due = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
                 due.add(OutcomeKit.enqueue(riffle, NewJob.builder("k").queue("sc")

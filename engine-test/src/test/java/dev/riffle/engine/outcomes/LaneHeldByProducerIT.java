@@ -59,20 +59,6 @@ class LaneHeldByProducerIT extends ProbeIT {
         return riffle;
     }
 
-    /** Enqueues one immediate job in the caller's (open) transaction through the SQL entry point producers use. */
-    private static long enqueueIn(Connection producer, String queue) throws SQLException {
-        try (PreparedStatement ps = producer.prepareStatement("SELECT j FROM enqueue_jobs(ARRAY[?]::text[], "
-                + "ARRAY['k']::text[], ARRAY['{}'::jsonb], ARRAY[?]::smallint[], ARRAY[25]::smallint[], "
-                + "ARRAY[NULL]::timestamptz[]) AS j")) {
-            ps.setString(1, queue);
-            ps.setInt(2, NewJob.DEFAULT_PRIORITY);
-            try (ResultSet rs = ps.executeQuery()) {
-                assertThat(rs.next()).isTrue();
-                return rs.getLong(1);
-            }
-        }
-    }
-
     /** The producer's backend is still inside its transaction (it has neither committed nor rolled back). */
     private void assertStillOpen(Connection producer) throws SQLException {
         long pid;
@@ -102,7 +88,7 @@ class LaneHeldByProducerIT extends ProbeIT {
         Riffle riffle = startWithPromotion();
         try (Connection producer = database.openJdbc()) {
             producer.setAutoCommit(false);
-            long held = enqueueIn(producer, "ja");
+            long held = OutcomeKit.enqueueIn(producer, "ja");
             // A job of the held queue falls due first, so promotion's oldest-first batch reaches the held lane.
             long jaDue = OutcomeKit.enqueue(riffle, NewJob.builder("k").queue("ja").runAt(Instant.now().plusMillis(200)).build());
             Instant jbDue = Instant.now().plusSeconds(1);
@@ -145,7 +131,7 @@ class LaneHeldByProducerIT extends ProbeIT {
             db.execute("UPDATE deferred_jobs SET run_at = now() - interval '1 hour' WHERE queue = 'jh'");
             db.execute("UPDATE deferred_jobs SET run_at = now() - interval '1 second' WHERE queue = 'jo'");
             producer.setAutoCommit(false);
-            long inTx = enqueueIn(producer, "jh");
+            long inTx = OutcomeKit.enqueueIn(producer, "jh");
 
             CompletableFuture<Integer> pass = riffle.maintenance().promoteNow().toFuture();
             assertThat(pass.get(5, TimeUnit.SECONDS)).as("only the free lane's job").isEqualTo(1);
@@ -173,7 +159,7 @@ class LaneHeldByProducerIT extends ProbeIT {
             // A committed job creates the lane first, so the producer below holds an existing lane's lock.
             long warm = OutcomeKit.enqueue(riffle, NewJob.builder("k").queue(q).build());
             producer.setAutoCommit(false);
-            long held = enqueueIn(producer, q);
+            long held = OutcomeKit.enqueueIn(producer, q);
             long due = OutcomeKit.enqueue(riffle, NewJob.builder("k").queue(q).runAt(Instant.now().plusMillis(300)).build());
             String deferred = "SELECT state::text AS state, run_at, attempt, run_lease, queue, priority FROM deferred_jobs WHERE job_id = ?";
             Map<String, Object> before = row(db, deferred, due);
@@ -212,7 +198,7 @@ class LaneHeldByProducerIT extends ProbeIT {
             assertThat(claimed.id()).isEqualTo(x);
 
             producer.setAutoCommit(false);
-            long held = enqueueIn(producer, q);
+            long held = OutcomeKit.enqueueIn(producer, q);
             // The close must not wait for the producer.
             ((ClaimedJob) claimed).release().toFuture().get(5, TimeUnit.SECONDS);
             assertThat(closuresOf(db, x, 1)).as("closed as released").isEqualTo(1);
@@ -256,7 +242,7 @@ class LaneHeldByProducerIT extends ProbeIT {
             }
 
             producer.setAutoCommit(false);
-            long held = enqueueIn(producer, q);
+            long held = OutcomeKit.enqueueIn(producer, q);
             // The admin call gets a definite answer without waiting for the producer: the entry left the DLQ.
             assertThat(riffle.admin().retryDlq(x).toFuture().get(5, TimeUnit.SECONDS)).isTrue();
             assertThat(db.queryLong("SELECT count(*) FROM dlq_entries WHERE job_id = ?", x)).isZero();

@@ -146,4 +146,18 @@ final class OutcomeKit {
             ps.execute();
         }
     }
+
+    /** Enqueues one immediate job in the caller's (open) transaction through the SQL entry point producers use. */
+    static long enqueueIn(java.sql.Connection producer, String queue) throws java.sql.SQLException {
+        try (java.sql.PreparedStatement ps = producer.prepareStatement("SELECT j FROM enqueue_jobs(ARRAY[?]::text[], "
+                + "ARRAY['k']::text[], ARRAY['{}'::jsonb], ARRAY[?]::smallint[], ARRAY[25]::smallint[], "
+                + "ARRAY[NULL]::timestamptz[]) AS j")) {
+            ps.setString(1, queue);
+            ps.setInt(2, dev.riffle.engine.api.NewJob.DEFAULT_PRIORITY);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                return rs.getLong(1);
+            }
+        }
+    }
 }
