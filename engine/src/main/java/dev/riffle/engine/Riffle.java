@@ -179,6 +179,10 @@ public final class Riffle implements Disposable {
         return subscribe(0, queues);
     }
 
+    /**
+     * A subscription that may claim up to {@code prefetch} jobs beyond its subscriber's demand; none when one of the
+     * queues has a deadline or materialized leases.
+     */
     private Flux<Job> subscribe(int prefetch, String... queues) {
         if (queues.length == 0) {
             throw new IllegalArgumentException("subscribe needs at least one queue");
@@ -190,14 +194,19 @@ public final class Riffle implements Disposable {
         String[] qs = distinct.toArray(String[]::new);
         Integer[] deadlines = new Integer[qs.length];
         Boolean[] materialize = new Boolean[qs.length];
+        int ahead = prefetch;
         for (int i = 0; i < qs.length; i++) {
             QueueConfig qc = config.queue(qs[i]);
             deadlines[i] = (int) qc.deadline().toSeconds();
             materialize[i] = qc.materialize();
+            if (deadlines[i] > 0 || materialize[i]) {
+                // Attempts with a deadline or a lease must not age claimed behind others: never claimed ahead.
+                ahead = 0;
+            }
         }
         ClaimLoop.Settings settings = new ClaimLoop.Settings(qs, deadlines, materialize, config.maxClaimBatch(),
                 config.pollInterval(), config.safetyPollInterval(), config.busyRetryDelay(), config.claimLinger(),
-                config.claimConcurrency(), prefetch);
+                config.claimConcurrency(), ahead);
         return Flux.defer(() -> closed.get()
                 ? Flux.error(new RiffleShutdownException("engine is closed"))
                 : ClaimLoop.flux(claimer, settings, scheduler, clock, listener, liveSubscriptions));
@@ -246,29 +255,12 @@ public final class Riffle implements Disposable {
         // batcher, not once that outcome is durable: the first bounds running handlers (and the subscription's
         // demand, hence what is claimed), the second bounds outcomes waiting for durability. A full second stage
         // stops taking outcomes, so finished handlers keep their slots until one lands (backpressure).
-        return subscribe(workPrefetch(concurrency, queues), queues)
+        // One window claimed ahead of the running handlers, so the next claim runs while they do (workPrefetch).
+        return subscribe(config.workPrefetch() ? concurrency : 0, queues)
                 .flatMap(runner::handle, concurrency, 1)
                 .flatMap(runner::record, config.workPendingOutcomes(), 1);
     }
 
-
-    /**
-     * How many jobs {@code work(...)} claims ahead of its running handlers: one more window ({@code concurrency}) when
-     * {@link RiffleConfig#workPrefetch()} is on, so the next claim runs while the handlers of the last one do; none
-     * for queues with a deadline or materialized leases, whose attempts must not wait claimed behind others.
-     */
-    private int workPrefetch(int concurrency, String... queues) {
-        if (!config.workPrefetch()) {
-            return 0;
-        }
-        for (String q : queues) {
-            QueueConfig qc = config.queue(q);
-            if (!qc.deadline().isZero() || qc.materialize()) {
-                return 0;
-            }
-        }
-        return concurrency;
-    }
 
     /** Operator actions: cancel, DLQ. */
     public RiffleAdmin admin() {

@@ -32,12 +32,18 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT hashtextextended('${schema_name}.lane_e_' || md5(p_queue || ':' || p_priority::text || ':' || p_shard::text), 0)
 $$;
 
+-- The shard of a queue this transaction tries first: its transaction id modulo the queue's shard count in
+-- queue_meta (a queue without a committed row yet has one shard). One transaction always prefers the same shard.
+CREATE OR REPLACE FUNCTION ${schema}.preferred_enqueue_shard(p_queue text) RETURNS smallint
+LANGUAGE sql VOLATILE AS $$
+    SELECT (txid_current() % coalesce((SELECT m.enqueue_shards FROM ${schema}.queue_meta m WHERE m.queue = p_queue), 1))::smallint
+$$;
+
 -- The enqueue shard a transaction appends a queue's rows of one priority to, with that shard's reservation lock
 -- taken (docs/design/delivery-contract.md#enqueue-shards). Each shard of a (queue, priority) is its own lane, with
--- its own cursor, head lock and reservation lock, so claims on different shards run side by side. The preferred
--- shard is the transaction id modulo the queue's shard count (queue_meta; a queue without a committed row yet has
--- one): transactions spread over the shards, and one transaction keeps coming back to the shard it already holds
--- (the lock is re-entrant). A shard held by another open transaction is passed over for the next one, so a
+-- its own cursor, head lock and reservation lock, so claims on different shards run side by side. Shards are tried
+-- from preferred_enqueue_shard on: transactions spread over the shards, and one transaction keeps coming back to
+-- the shard it already holds (the lock is re-entrant). A shard held by another open transaction is passed over for the next one, so a
 -- producer transaction left open holds one shard of a lane and nobody queues behind it while another shard is
 -- free. Only the try-locks run in a loop, and they never wait, so no lock cycle can form among them. When every
 -- shard is held: with p_wait, wait for the preferred one (what an unsharded lane always did); without, NULL.
@@ -46,12 +52,11 @@ RETURNS smallint
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_n    int;
-    v_pref int;
+    v_pref int := ${schema}.preferred_enqueue_shard(p_queue);
     v_s    smallint;
 BEGIN
     SELECT m.enqueue_shards INTO v_n FROM ${schema}.queue_meta m WHERE m.queue = p_queue;
-    v_n    := coalesce(v_n, 1);
-    v_pref := (txid_current() % v_n)::int;
+    v_n := coalesce(v_n, 1);
     FOR i IN 0 .. v_n - 1 LOOP
         v_s := ((v_pref + i) % v_n)::smallint;
         IF pg_try_advisory_xact_lock(${schema}.lane_lock_key(p_queue, p_priority, v_s)) THEN
@@ -151,18 +156,14 @@ $$;
 -- Take the reservation lock of one enqueue shard of (queue, priority) for promotion, DLQ retry and release, never
 -- queueing behind a producer transaction: a free shard is taken at once (pick_enqueue_shard); when every shard is
 -- held, try_lock_lane's bounded wait on the preferred one lets short holders finish. The lane of the shard taken is
--- created here if new, under the same bound. True when a shard is locked; the caller's append_ready then picks that
--- same shard again (it tries the shards in the same order and re-enters the lock it holds).
+-- created here if new, under the same bound. True when a shard is locked. The caller's append_ready then picks a
+-- shard it can lock without waiting: the one held here (the lock is re-entrant), or one tried earlier in the same
+-- order that has come free since.
 CREATE OR REPLACE FUNCTION ${schema}.try_lock_enqueue_shard(p_queue text, p_priority smallint) RETURNS boolean
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
-DECLARE
-    v_s smallint := ${schema}.pick_enqueue_shard(p_queue, p_priority, false);
-    v_n int;
 BEGIN
-    IF v_s IS NULL THEN
-        SELECT m.enqueue_shards INTO v_n FROM ${schema}.queue_meta m WHERE m.queue = p_queue;
-        v_s := (txid_current() % coalesce(v_n, 1))::smallint;
-    END IF;
-    RETURN ${schema}.try_lock_lane(p_queue, p_priority, v_s);
+    RETURN ${schema}.try_lock_lane(p_queue, p_priority,
+                                   coalesce(${schema}.pick_enqueue_shard(p_queue, p_priority, false),
+                                            ${schema}.preferred_enqueue_shard(p_queue)));
 END
 $$;

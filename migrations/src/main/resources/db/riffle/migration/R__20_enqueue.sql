@@ -11,7 +11,8 @@
 -- statements run with cached generic plans; planning them per call with 16 partitions cost more than the work.
 
 -- Append runnable rows to the queue ring (docs/design/delivery-contract.md): reserve lane positions in a stable
--- (queue, priority) order, each lane on an enqueue shard of its queue that this transaction can lock (pick_enqueue_shard), read the ring cursor after reserving (so a later reservation never lands in an older
+-- (queue, priority) order, each lane on an enqueue shard of its queue that this transaction can lock
+-- (pick_enqueue_shard), read the ring cursor after reserving (so a later reservation never lands in an older
 -- generation), insert the ready rows and one segment per lane, and NOTIFY (delivered on commit, dropped on
 -- rollback). Used by enqueue, promotion and DLQ retry; rows keep their job id, attempt and run_lease.
 CREATE OR REPLACE FUNCTION ${schema}.append_ready(p_job_ids bigint[], p_queues text[], p_kinds text[], p_args jsonb[],

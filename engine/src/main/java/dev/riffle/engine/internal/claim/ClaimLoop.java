@@ -72,8 +72,8 @@ public final class ClaimLoop {
     // allowed to take the timer queue's lock briefly (BlockHound knows it), disposing a periodic one is not, and the
     // subscription may be cancelled from an event-loop thread.
     private final Disposable.Swap pollTimer = Disposables.swap();
-    // Claims started and not yet processed by the drain loop; jobs they asked for. Drain loop only (read elsewhere).
-    private volatile int claimsInFlight;
+    // Claims started and not yet processed by the drain loop; jobs they asked for. Drain loop only.
+    private int claimsInFlight;
     private long reserved;
     // The last processed claim came back full: more work is likely, so further claims may run alongside.
     private boolean hot;
@@ -242,13 +242,9 @@ public final class ClaimLoop {
                 }
                 return;
             }
-            // claimsInFlight before the second look at disposed, disposed before dispose() looks at it: either
-            // this claim is not started or the drain loop after dispose() knows one is in flight.
+            // A dispose() racing this start runs the drain loop again after it, which then sees the claim counted
+            // here and signals quiescence only once its result is back.
             claimsInFlight++;
-            if (disposed) {
-                claimsInFlight--;
-                return;
-            }
             int ask = (int) window;
             reserved += ask;
             urgent = false;
