@@ -26,6 +26,7 @@ import dev.riffle.engine.internal.sql.Db;
 import dev.riffle.engine.internal.sql.SqlCatalog;
 import dev.riffle.engine.internal.sql.StartupChecks;
 import dev.riffle.engine.internal.work.HandlerRunner;
+import dev.riffle.engine.internal.work.PendingOutcomes;
 import dev.riffle.engine.internal.time.EngineClock;
 import dev.riffle.migrations.RiffleMigrations;
 import io.r2dbc.pool.ConnectionPool;
@@ -256,9 +257,10 @@ public final class Riffle implements Disposable {
         // demand, hence what is claimed), the second bounds outcomes waiting for durability. A full second stage
         // stops taking outcomes, so finished handlers keep their slots until one lands (backpressure).
         // One window claimed ahead of the running handlers, so the next claim runs while they do (workPrefetch).
-        return subscribe(config.workPrefetch() ? concurrency : 0, queues)
-                .flatMap(runner::handle, concurrency, 1)
-                .flatMap(runner::record, config.workPendingOutcomes(), 1);
+        // The second stage is PendingOutcomes rather than a second flatMap: see its javadoc for why.
+        return PendingOutcomes.run(config.workPendingOutcomes(), runner::record,
+                outcomes -> subscribe(config.workPrefetch() ? concurrency : 0, queues)
+                        .flatMap(job -> runner.handle(job).flatMap(outcomes::admit), concurrency, 1));
     }
 
 
