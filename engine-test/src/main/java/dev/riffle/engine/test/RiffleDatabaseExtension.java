@@ -83,11 +83,15 @@ public final class RiffleDatabaseExtension implements BeforeAllCallback, AfterAl
         return testDatabase(classContext);
     }
 
+    // getOrComputeIfAbsent, not computeIfAbsent: the kit runs on Jupiter 5.10+ as well as 6, and computeIfAbsent only
+    // exists from 6.0 on (NoSuchMethodError on 5.x). Deprecated in 6 but present; the value is never null, where the two
+    // differ.
+    @SuppressWarnings("deprecation")
     private static TestDatabase testDatabase(ExtensionContext classContext) {
         // Keyed by the context's unique id: store lookups fall through to parent contexts, so a constant key would make
         // a @Nested class silently reuse its enclosing class's schema.
         return classContext.getStore(NAMESPACE)
-                .computeIfAbsent(key(classContext), k -> createSchema(classContext), TestDatabase.class);
+                .getOrComputeIfAbsent(key(classContext), k -> createSchema(classContext), TestDatabase.class);
     }
 
     private static String key(ExtensionContext classContext) {
