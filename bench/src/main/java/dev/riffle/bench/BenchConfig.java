@@ -52,6 +52,12 @@ final class BenchConfig {
     String profilesText = "";
     List<Profile> profiles = List.of();
     int profileJobs = 0;
+    // Jobs each system drains (W = 64, no work, unmeasured) before the first measured run, so that both are measured
+    // with a JIT-compiled hot path, as in a long-running service. Riffle's path through Reactor, Netty and
+    // r2dbc-postgresql is far more code than the baseline's JDBC loop: its first 20,000-job drain spent about a third
+    // of the machine's CPU in the JIT compiler threads (perf, docs/benchmarks.md), and its JVM CPU per job fell about
+    // 3x over four rounds. 0 measures cold.
+    int warmupJobs = 20_000;
     String fleet = "process";
     String riffleApi = "work";
     List<String> childJvmArgs = List.of("-Xmx512m");
@@ -87,6 +93,9 @@ final class BenchConfig {
                 "  --workers 16,64              drain: handler concurrencies W",
                 "  --delays-ms 0,1              drain: handler delays (0 = no work; else non-blocking delay)",
                 "  --rounds R                   repeat everything R times; the summary takes the median (default 1)",
+                "  --warmup-jobs N              before the first measured run, each system drains N jobs at W=64 with no",
+                "                               work, unmeasured, so both run JIT-compiled (default 20000; 0 = cold;",
+                "                               --smoke: 0)",
                 "  --steady-seconds S           steady: producer duration (default 30)",
                 "  --steady-rate R              steady/pinned: fixed jobs/s for both systems (default: load x drain peak)",
                 "  --steady-load F              steady/pinned: fraction of each system's drain peak (default 0.5)",
@@ -191,6 +200,7 @@ final class BenchConfig {
         settleMillis = 300;
         statsWaitMillis = 300;
         drainTimeoutSeconds = 60;
+        warmupJobs = 0;
         out = Path.of("bench-results", "smoke.json");
     }
 
@@ -229,6 +239,7 @@ final class BenchConfig {
             case "--drain-timeout-s" -> drainTimeoutSeconds = Integer.parseInt(v);
             case "--profiles" -> profilesText = v;
             case "--profile-jobs" -> profileJobs = Integer.parseInt(v.replace("_", ""));
+            case "--warmup-jobs" -> warmupJobs = Integer.parseInt(v.replace("_", ""));
             case "--fleet" -> fleet = words(v, List.of("process", "jvm")).get(0);
             case "--riffle-api" -> riffleApi = words(v, List.of("work", "subscribe")).get(0);
             case "--child-jvm-args" -> childJvmArgs = v.isBlank() ? List.of() : List.of(v.trim().split("\\s+"));
@@ -249,7 +260,7 @@ final class BenchConfig {
         if (enqueueBatch * 4 > 32_000) {
             throw new UsageException("--enqueue-batch at most 8000 (the baseline binds 4 parameters per row)");
         }
-        if (profileJobs < 0) {
+        if (profileJobs < 0 || warmupJobs < 0) {
             throw new UsageException("option out of range\n" + usage());
         }
         if (profileJobs == 0) {
@@ -299,6 +310,7 @@ final class BenchConfig {
         }
         m.put("profiles", ps);
         m.put("profile_jobs", profileJobs);
+        m.put("warmup_jobs", warmupJobs);
         m.put("fleet", fleet);
         m.put("child_jvm_args", new ArrayList<Object>(childJvmArgs));
         m.put("riffle_api", riffleApi);

@@ -17,6 +17,8 @@ import java.util.Map;
  * the numbers mean.
  */
 public final class BenchMain {
+    /** Handlers of the unmeasured warm-up drain (--warmup-jobs). */
+    private static final int WARMUP_WORKERS = 64;
 
     private BenchMain() {
     }
@@ -96,6 +98,18 @@ public final class BenchMain {
                     cfg.smoke ? "smoke run" : "full run", cfg.url.r2dbcUrl(), cfg.urlSource, runnable, cfg.scenarios,
                     cfg.profiles.stream().map(Profile::name).toList());
 
+            if (cfg.warmupJobs > 0) {
+                for (String sys : runnable) {
+                    long t = System.nanoTime();
+                    Map<String, Object> r = attempt(runner, sys, "warmup", "warmup",
+                            () -> runner.warmup(sys, WARMUP_WORKERS, cfg.warmupJobs));
+                    System.out.printf(Locale.ROOT, "[warm-up] %-8s drained %,d jobs at W=%d in %.1f s (not measured)%n",
+                            sys, cfg.warmupJobs, WARMUP_WORKERS, (System.nanoTime() - t) / 1e9);
+                    if (r.get("failed") != null) {
+                        System.out.println("[warm-up] " + sys + " failed: " + r.get("failed"));
+                    }
+                }
+            }
             for (int round = 1; round <= cfg.rounds; round++) {
                 List<String> order = new ArrayList<>(runnable);
                 if (round % 2 == 0) {

@@ -226,6 +226,12 @@ final class Report {
         sb.append("- Jobs per drain run: ").append(fmt(config.get("jobs"), "int")).append("; handler concurrency W: ")
                 .append(config.get("workers")).append("; handler delays (ms): ").append(config.get("delays_ms"))
                 .append("; rounds: ").append(config.get("rounds")).append(".\n");
+        Object warmup = config.get("warmup_jobs");
+        sb.append("- Warm-up: ").append(warmup instanceof Number n && n.intValue() > 0
+                ? "each system first drained " + fmt(warmup, "int") + " jobs at W=64 with no work, unmeasured, in the"
+                        + " harness JVM (`--warmup-jobs`), so the measured runs use a JIT-compiled hot path (child JVMs of"
+                        + " process profiles still start cold)"
+                : "none (`--warmup-jobs 0`): the first runs include JIT compilation").append(".\n");
         sb.append("- Steady: ").append(config.get("steady_seconds")).append(" s at ")
                 .append(config.get("steady_rate_fixed") != null ? fmt(config.get("steady_rate_fixed"), "int")
                         + " jobs/s for both systems" : fmt(config.get("steady_load"), "d2")

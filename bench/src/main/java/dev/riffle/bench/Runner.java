@@ -81,7 +81,12 @@ final class Runner {
                 cfg.jobs);
     }
 
-    /** A drain-shaped profile ({@code <N>x<W>}, {@code w<W>}): --profile-jobs jobs. */
+    /** The unmeasured warm-up drain (--warmup-jobs): the drain scenario's shape; its result is not recorded. */
+    Map<String, Object> warmup(String systemName, int workers, int jobs) throws Exception {
+        return drain(systemName, "warmup", key("warmup", workers, 0), null, 1, workers, 0, false, jobs);
+    }
+
+        /** A drain-shaped profile ({@code <N>x<W>}, {@code w<W>}): --profile-jobs jobs. */
     Map<String, Object> drainProfile(String systemName, Profile p, int delayMillis) throws Exception {
         return drain(systemName, "drain", p.key(delayMillis), p.name(), p.instances(), p.workers(), delayMillis,
                 p.separateProcess(), cfg.profileJobs);
