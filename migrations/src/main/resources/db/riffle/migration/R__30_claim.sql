@@ -62,6 +62,61 @@ BEGIN
 END
 $$;
 
+-- The cursor-healing probes of select_claim_lane at one lane position, in ready slot p_slot: the first claim evidence
+-- row of the lane ending past the position (ev_first, ev_ranges), and, only when that row does not cover the position,
+-- whether a tombstone marks it dead. Static per ready slot for the reasons given at define_claim_compact below:
+-- define_lane_probes writes lane_probe_<slot> per queue-ring slot and lane_probe, which picks it with a CASE.
+CREATE OR REPLACE FUNCTION ${schema}.define_lane_probes() RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    n      int;
+    s      int;
+    v_arms text := '';
+BEGIN
+    SELECT q.slot_count INTO n FROM ${schema}.queue_ring_state q;
+    FOR s IN 0 .. n - 1 LOOP
+        -- $1..$6: the parameters, in order.
+        EXECUTE format($f$
+CREATE OR REPLACE FUNCTION %1$s.%2$I(p_slot int, p_generation bigint, p_queue text, p_priority smallint,
+                                     p_shard smallint, p_pos bigint,
+                                     OUT ev_first bigint, OUT ev_ranges int8multirange, OUT dead boolean)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
+BEGIN
+    SELECT e.first_lane_seq, e.lane_ranges INTO ev_first, ev_ranges
+      FROM %1$s.%3$I e
+     WHERE e.ready_generation = $2 AND e.queue = $3 AND e.priority = $4 AND e.enqueue_shard = $5
+       AND e.next_lane_seq > $6
+     ORDER BY e.next_lane_seq LIMIT 1;
+    IF ev_first IS NOT NULL AND ev_first <= $6 AND ev_ranges @> $6 THEN
+        dead := false;
+        RETURN;
+    END IF;
+    dead := EXISTS (SELECT 1 FROM %1$s.%4$I t
+                     WHERE t.ready_slot = $1 AND t.queue = $3 AND t.priority = $4 AND t.enqueue_shard = $5
+                       AND t.lane_seq = $6 AND t.ready_generation = $2);
+END
+$fn$
+$f$, '${schema}', 'lane_probe_' || s, 'ready_claim_attempt_batches_' || s, 'ready_tombstones_' || s);
+        v_arms := v_arms || format(E'\n        WHEN %s THEN SELECT * INTO ev_first, ev_ranges, dead FROM %s.%I($1, $2, $3, $4, $5, $6);',
+                                   s, '${schema}', 'lane_probe_' || s);
+    END LOOP;
+
+    EXECUTE format($f$
+CREATE OR REPLACE FUNCTION %1$s.lane_probe(p_slot int, p_generation bigint, p_queue text, p_priority smallint,
+                                           p_shard smallint, p_pos bigint,
+                                           OUT ev_first bigint, OUT ev_ranges int8multirange, OUT dead boolean)
+LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+    CASE p_slot %2$s
+    END CASE;
+END
+$fn$
+$f$, '${schema}', v_arms);
+END
+$$;
+
+SELECT ${schema}.define_lane_probes();
+
 -- Steps A and B/E of a claim (claim_ready; docs/design/delivery-contract.md), shared by both claim shapes:
 --   A. lock one lane head with work, FOR UPDATE SKIP LOCKED (highest lane priority first, random among equals);
 --   B/E. walk the cursor over positions that are provably spent: dead reservation gaps below the first visible
@@ -90,7 +145,6 @@ DECLARE
     v_iter  int := 0;
     v_lanes int := 0;
     v_tried text[] := '{}';
-    v_dead  boolean;
     v_busy  boolean := false;
 BEGIN
     -- A lane can look like it has work only because its cursor lags behind committed claims; after healing such
@@ -160,22 +214,13 @@ BEGIN
             IF seg.first_lane_seq > v_cur THEN
                 v_cur := seg.first_lane_seq;
             END IF;
-            EXECUTE format('SELECT e.first_lane_seq, e.lane_ranges FROM %s.%I e
-                             WHERE e.ready_generation = $1 AND e.queue = $2 AND e.priority = $3
-                               AND e.enqueue_shard = $4 AND e.next_lane_seq > $5
-                             ORDER BY e.next_lane_seq LIMIT 1',
-                           '${schema}', 'ready_claim_attempt_batches_' || seg.ready_slot)
-               INTO ev USING seg.ready_generation, h.q, h.p, h.s, v_cur;
-            IF ev.first_lane_seq IS NOT NULL AND ev.first_lane_seq <= v_cur AND ev.lane_ranges @> v_cur THEN
-                SELECT upper(r) INTO v_cur FROM unnest(ev.lane_ranges) r WHERE r @> v_cur;
+            -- Claim evidence, then a tombstone, at this position (lane_probe, below: static per ready slot).
+            SELECT * INTO ev FROM ${schema}.lane_probe(seg.ready_slot, seg.ready_generation, h.q, h.p, h.s, v_cur);
+            IF ev.ev_first IS NOT NULL AND ev.ev_first <= v_cur AND ev.ev_ranges @> v_cur THEN
+                SELECT upper(r) INTO v_cur FROM unnest(ev.ev_ranges) r WHERE r @> v_cur;
                 CONTINUE;
             END IF;
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I t WHERE t.ready_slot = $6 AND t.queue = $1
-                               AND t.priority = $2 AND t.enqueue_shard = $3 AND t.lane_seq = $4
-                               AND t.ready_generation = $5)',
-                           '${schema}', 'ready_tombstones_' || seg.ready_slot)
-               INTO v_dead USING h.q, h.p, h.s, v_cur, seg.ready_generation, seg.ready_slot;
-            IF v_dead THEN
+            IF ev.dead THEN
                 v_cur := v_cur + 1;
                 CONTINUE;
             END IF;
@@ -211,25 +256,45 @@ $$;
 -- a planner sorts every ready row of the lane for a LIMIT). Tombstones inside the range only make the claim smaller,
 -- never wrong: the caller claims again. The sel, items and evidence parts of this statement are the same text in
 -- claim_materialized (R__70_long_attempts.sql); ClaimTemplatesTest holds them equal.
-CREATE OR REPLACE FUNCTION ${schema}.claim_compact(p_queue text, p_priority smallint, p_shard smallint,
-                                        p_ready_slot int, p_ready_generation bigint, p_from_lane_seq bigint,
-                                        p_limit int, p_deadline_secs int)
-RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
-               run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
-               ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
-               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb, lease_slot int)
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
-#variable_conflict use_column
+--
+-- Static statements per ready slot (docs/adr/0009): define_claim_compact writes one function claim_compact_<slot>
+-- per queue-ring slot, whose statement names that slot's children, and claim_compact, which picks the slot's
+-- function with a CASE. The statement used to be built with format() and run with EXECUTE on every claim, and parsing
+-- and planning it was about 40 % of a backend's CPU in a loop of 16-job claims and completions (perf, session 4);
+-- a static statement is planned once per session and slot (generic plan) and replanned only when its child changes
+-- (a prune's TRUNCATE). Naming the child keeps the claim's locks on that one slot, as before (docs/design/lock-order.md):
+-- a prune holding another slot never blocks it. The claim slot is only known at run time, so the batch row goes
+-- through the lease_claim_batches parent, whose tuple routing locks just the current claim slot's child. The ring's
+-- slot count is fixed when the schema is created (V1), so the functions are written once here, whenever this file
+-- is applied.
+CREATE OR REPLACE FUNCTION ${schema}.define_claim_compact() RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-    v_claimed_at timestamptz;
-    v_deadline   timestamptz;
-    v_claim_slot int;
+    -- The result columns of claim_compact, claim_materialized and claim_ready.
+    c_cols constant text := 'status text, job_id bigint, kind text, queue text, args jsonb, priority smallint,
+               attempt smallint, run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint,
+               ready_slot int, ready_generation bigint, claim_slot int, batch_id bigint, batch_index int,
+               receipt_id bigint, claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz,
+               payload jsonb, lease_slot int';
+    n      int;
+    s      int;
+    v_arms text := '';
 BEGIN
-    v_claimed_at := clock_timestamp();
-    v_deadline   := CASE WHEN p_deadline_secs > 0 THEN v_claimed_at + make_interval(secs => p_deadline_secs) END;
-    SELECT cr.slot INTO v_claim_slot FROM ${schema}.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
-
-    RETURN QUERY EXECUTE format($q$
+    SELECT q.slot_count INTO n FROM ${schema}.queue_ring_state q;
+    FOR s IN 0 .. n - 1 LOOP
+        -- $1..$10 in the statement are the function's parameters, in the order of claim_compact's call below.
+        EXECUTE format($f$
+CREATE OR REPLACE FUNCTION %1$s.%2$I(p_queue text, p_priority smallint, p_shard smallint, p_from_lane_seq bigint,
+                                     p_ready_generation bigint, p_limit int, p_ready_slot int, p_claim_slot int,
+                                     p_claimed_at timestamptz, p_deadline timestamptz)
+RETURNS TABLE (%3$s)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY %4$s;
+END
+$fn$
+$f$, '${schema}', 'claim_compact_' || s, c_cols, format($q$
     WITH sel AS MATERIALIZED (
         SELECT r.job_id, r.kind, r.args, r.attempt, r.run_lease, r.max_attempts, r.lane_seq, r.created_at, r.payload
           FROM %1$s.%2$I r
@@ -255,7 +320,7 @@ BEGIN
         HAVING count(*) > 0
     ),
     cb AS (
-        INSERT INTO %1$s.%5$I (claim_slot, ready_slot, ready_generation, queue, priority, enqueue_shard,
+        INSERT INTO %1$s.lease_claim_batches (claim_slot, ready_slot, ready_generation, queue, priority, enqueue_shard,
                                claimed_count, job_ids, run_leases, receipt_ids, lane_seqs, attempts,
                                max_attempts, receipt_ranges, deadline_at, claimed_at)
         SELECT $8, $7, $5, $1, $2, $3, count(*),
@@ -272,12 +337,35 @@ BEGIN
            NULL::int
       FROM items i CROSS JOIN cb
      ORDER BY i.idx
-    $q$, '${schema}', 'ready_entries_' || p_ready_slot, 'ready_tombstones_' || p_ready_slot,
-         'ready_claim_attempt_batches_' || p_ready_slot, 'lease_claim_batches_' || v_claim_slot)
-    USING p_queue, p_priority, p_shard, p_from_lane_seq, p_ready_generation, p_limit, p_ready_slot, v_claim_slot,
-          v_claimed_at, v_deadline;
+    $q$, '${schema}', 'ready_entries_' || s, 'ready_tombstones_' || s, 'ready_claim_attempt_batches_' || s));
+        v_arms := v_arms || format(E'\n        WHEN %s THEN RETURN QUERY SELECT * FROM %s.%I(p_queue, p_priority, p_shard,'
+                                   ' p_from_lane_seq, p_ready_generation, p_limit, p_ready_slot, v_claim_slot,'
+                                   ' v_claimed_at, v_deadline);', s, '${schema}', 'claim_compact_' || s);
+    END LOOP;
+
+    EXECUTE format($f$
+CREATE OR REPLACE FUNCTION %1$s.claim_compact(p_queue text, p_priority smallint, p_shard smallint,
+                                        p_ready_slot int, p_ready_generation bigint, p_from_lane_seq bigint,
+                                        p_limit int, p_deadline_secs int)
+RETURNS TABLE (%2$s)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $fn$
+DECLARE
+    v_claimed_at timestamptz;
+    v_deadline   timestamptz;
+    v_claim_slot int;
+BEGIN
+    v_claimed_at := clock_timestamp();
+    v_deadline   := CASE WHEN p_deadline_secs > 0 THEN v_claimed_at + make_interval(secs => p_deadline_secs) END;
+    SELECT cr.slot INTO v_claim_slot FROM %1$s.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
+    CASE p_ready_slot %3$s
+    END CASE;
+END
+$fn$
+$f$, '${schema}', c_cols, v_arms);
 END
 $$;
+
+SELECT ${schema}.define_claim_compact();
 
 -- Claim up to p_max jobs from one lane of the given queues (docs/design/delivery-contract.md), as one statement:
 -- select_claim_lane locks a lane head and heals its cursor (steps A and B/E), then the claim is written in the

@@ -75,7 +75,77 @@ BEGIN
     FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
         -- A slot number that names no partition can only come from a forged receipt: its items are stale.
         CONTINUE WHEN to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || v_slot)) IS NULL;
-        EXECUTE format($q$
+        v_part := ${schema}.complete_compact_slot(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases,
+                                                  p_receipt_ids, v_slot, v_leases);
+        v_done := v_done || v_part;
+    END LOOP;
+
+    -- Common case: everything applied, answer without touching any table.
+    IF cardinality(v_done) = cardinality(p_job_ids) THEN
+        RETURN QUERY SELECT u.jid, u.rl, 'applied'::text FROM unnest(p_job_ids, p_run_leases) AS u(jid, rl);
+        RETURN;
+    END IF;
+
+    -- Rare case: classify the rejected items one by one, each against its own slot's children only.
+    FOR x IN SELECT * FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids)
+                           WITH ORDINALITY AS u(cs, bid, idx, jid, rl, rid, ord) ORDER BY u.ord LOOP
+        job_id := x.jid;
+        run_lease := x.rl;
+        IF x.ord = ANY (v_done) THEN
+            status := 'applied';
+        ELSIF to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || x.cs)) IS NULL THEN
+            status := 'stale';
+        ELSE
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I b WHERE b.claim_slot = $6 AND b.batch_id = $1
+                                 AND $2 BETWEEN 1 AND b.claimed_count AND b.job_ids[$2] = $3 AND b.run_leases[$2] = $4
+                                 AND b.receipt_ids[$2] = $5)',
+                           '${schema}', 'lease_claim_batches_' || x.cs)
+               INTO v_valid USING x.bid, x.idx, x.jid, x.rl, x.rid, x.cs;
+            IF NOT v_valid THEN
+                status := 'stale';
+            ELSE
+                -- The closure's own outcome tells a completion that already went through (a retried flush whose
+                -- first try committed) from one that someone else (cancel, rescue) closed first.
+                EXECUTE format('SELECT bool_or(c.outcome = ''completed'') FROM %s.%I c WHERE c.receipt_ranges @> $1',
+                               '${schema}', 'lease_claim_closure_batches_' || x.cs)
+                   INTO v_closed USING x.rid;
+                status := CASE WHEN v_closed THEN 'applied_before' WHEN NOT v_closed THEN 'already_closed' ELSE 'stale' END;
+            END IF;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- The per-claim-slot statement of complete_compact, static (docs/adr/0009; the reasons are those of
+-- define_claim_compact in R__30_claim.sql): define_complete_compact writes one complete_compact_<slot> per claim-ring
+-- slot, naming that slot's lease_claim_batches and lease_claim_closure_batches children, and complete_compact_slot,
+-- which picks it with a CASE. $1..$8 in the statement are the function's parameters. The ring's slot count is fixed
+-- when the schema is created (V1), so the functions are written once here, whenever this file is applied.
+CREATE OR REPLACE FUNCTION ${schema}.define_complete_compact() RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    n      int;
+    s      int;
+    v_arms text := '';
+BEGIN
+    -- Not ring_slot_count(): R__60_ring.sql, which defines it, is applied after this file on a new schema.
+    SELECT c.slot_count INTO n FROM ${schema}.claim_ring_state c;
+    FOR s IN 0 .. n - 1 LOOP
+        EXECUTE format($f$
+CREATE OR REPLACE FUNCTION %1$s.%2$I(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
+                                     p_run_leases bigint[], p_receipt_ids bigint[], p_slot int, p_leases boolean)
+RETURNS bigint[]
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $fn$
+DECLARE
+    v_part bigint[];
+BEGIN
+%3$s
+    INTO v_part;
+    RETURN v_part;
+END
+$fn$
+$f$, '${schema}', 'complete_compact_' || s, format($q$
         WITH f AS (
             SELECT DISTINCT ON (x.rid) x.*
               FROM unnest($1::int[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[])
@@ -116,48 +186,27 @@ BEGIN
              GROUP BY ok.ready_slot, ok.ready_generation, ok.queue, ok.priority, ok.enqueue_shard
         )
         SELECT coalesce(array_agg(ok.ord), '{}') FROM ok
-        $q$, '${schema}', 'lease_claim_batches_' || v_slot, 'lease_claim_closure_batches_' || v_slot)
-        INTO v_part
-        USING p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids, v_slot, v_leases;
-        v_done := v_done || v_part;
+        $q$, '${schema}', 'lease_claim_batches_' || s, 'lease_claim_closure_batches_' || s));
+        v_arms := v_arms || format(E'\n        WHEN %s THEN RETURN %s.%I($1, $2, $3, $4, $5, $6, $7, $8);', s, '${schema}',
+                                   'complete_compact_' || s);
     END LOOP;
 
-    -- Common case: everything applied, answer without touching any table.
-    IF cardinality(v_done) = cardinality(p_job_ids) THEN
-        RETURN QUERY SELECT u.jid, u.rl, 'applied'::text FROM unnest(p_job_ids, p_run_leases) AS u(jid, rl);
-        RETURN;
-    END IF;
-
-    -- Rare case: classify the rejected items one by one, each against its own slot's children only.
-    FOR x IN SELECT * FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids)
-                           WITH ORDINALITY AS u(cs, bid, idx, jid, rl, rid, ord) ORDER BY u.ord LOOP
-        job_id := x.jid;
-        run_lease := x.rl;
-        IF x.ord = ANY (v_done) THEN
-            status := 'applied';
-        ELSIF to_regclass(format('%s.%I', '${schema}', 'lease_claim_batches_' || x.cs)) IS NULL THEN
-            status := 'stale';
-        ELSE
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I b WHERE b.claim_slot = $6 AND b.batch_id = $1
-                                 AND $2 BETWEEN 1 AND b.claimed_count AND b.job_ids[$2] = $3 AND b.run_leases[$2] = $4
-                                 AND b.receipt_ids[$2] = $5)',
-                           '${schema}', 'lease_claim_batches_' || x.cs)
-               INTO v_valid USING x.bid, x.idx, x.jid, x.rl, x.rid, x.cs;
-            IF NOT v_valid THEN
-                status := 'stale';
-            ELSE
-                -- The closure's own outcome tells a completion that already went through (a retried flush whose
-                -- first try committed) from one that someone else (cancel, rescue) closed first.
-                EXECUTE format('SELECT bool_or(c.outcome = ''completed'') FROM %s.%I c WHERE c.receipt_ranges @> $1',
-                               '${schema}', 'lease_claim_closure_batches_' || x.cs)
-                   INTO v_closed USING x.rid;
-                status := CASE WHEN v_closed THEN 'applied_before' WHEN NOT v_closed THEN 'already_closed' ELSE 'stale' END;
-            END IF;
-        END IF;
-        RETURN NEXT;
-    END LOOP;
+    EXECUTE format($f$
+CREATE OR REPLACE FUNCTION %1$s.complete_compact_slot(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[],
+                                                       p_job_ids bigint[], p_run_leases bigint[],
+                                                       p_receipt_ids bigint[], p_slot int, p_leases boolean)
+RETURNS bigint[]
+LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+    CASE p_slot %2$s
+    END CASE;
+END
+$fn$
+$f$, '${schema}', v_arms);
 END
 $$;
+
+SELECT ${schema}.define_complete_compact();
 
 -- Close open attempts of either claim shape, as one statement (docs/design/delivery-contract.md). This is the general
 -- path: every non-success exit, and success of a materialized (leased) attempt. Compact successes use the cheaper

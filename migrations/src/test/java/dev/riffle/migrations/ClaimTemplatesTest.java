@@ -19,7 +19,8 @@ class ClaimTemplatesTest {
 
     private static final Path DIR = Path.of("src", "main", "resources", "db", "riffle", "migration");
 
-    /** The statement template of the named function: the first $q$-quoted text after its definition. */
+    /** The statement template of the named function: the first $q$-quoted text after its definition (or the one
+     *  its generator writes). */
     private static String template(String file, String function) throws IOException {
         String text = Files.readString(DIR.resolve(file), StandardCharsets.UTF_8);
         int at = text.indexOf("CREATE OR REPLACE FUNCTION ${schema}." + function + "(");
@@ -42,7 +43,8 @@ class ClaimTemplatesTest {
 
     @Test
     void bothClaimShapesSelectAndRecordEvidenceWithTheSameText() throws IOException {
-        String compact = sharedPart(template("R__30_claim.sql", "claim_compact"));
+        // claim_compact's statement is written per ready slot by define_claim_compact.
+        String compact = sharedPart(template("R__30_claim.sql", "define_claim_compact"));
         String materialized = sharedPart(template("R__70_long_attempts.sql", "claim_materialized"));
         assertThat(compact).contains("r.lane_seq < $4 + 2 * $6", "LIMIT $6", "nextval(", "INSERT INTO %1$s.%4$I");
         assertThat(materialized).isEqualTo(compact);

@@ -103,6 +103,13 @@ class MigrationLayoutTest {
             Matcher m = statement.matcher(topLevel(text));
             int n = 0;
             while (m.find()) {
+                // The one other statement: a generator writing per-slot functions (define_*), called where defined.
+                if (m.group().matches("SELECT \\$\\{schema\\}\\.define_\\w+\\(\\);")) {
+                    String generator = m.group().substring("SELECT ${schema}.".length(), m.group().indexOf('('));
+                    assertThat(topLevel(text)).as("%s defines the generator it calls", file)
+                            .contains("CREATE OR REPLACE FUNCTION ${schema}." + generator + "()");
+                    continue;
+                }
                 n++;
                 assertThat(m.group()).as("top-level statement in %s", file).startsWith("CREATE OR REPLACE FUNCTION ${schema}.");
             }
