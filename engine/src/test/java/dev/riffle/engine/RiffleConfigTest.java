@@ -65,7 +65,7 @@ class RiffleConfigTest {
     @Test
     void builderCarriesEverySetting() {
         MaintenanceConfig m = MaintenanceConfig.builder().enabled(false).build();
-        Object registry = new Object();
+        io.micrometer.core.instrument.MeterRegistry registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
         RiffleConfig c = base().schema("jobs_2").migrate(false).poolSize(3).applicationName("billing")
                 .maxClaimBatch(7).completionBatchSize(8).completionWindow(Duration.ofMillis(9))
                 .completionFlushConcurrency(4).pollInterval(Duration.ofMillis(11)).safetyPollInterval(Duration.ofMillis(12))
