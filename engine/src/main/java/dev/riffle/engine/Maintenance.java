@@ -12,7 +12,7 @@ import dev.riffle.engine.internal.promote.Promoter;
 import dev.riffle.engine.internal.ring.RingMaintainer;
 import dev.riffle.engine.internal.rescue.Rescuer;
 import dev.riffle.engine.internal.sql.Db;
-import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import io.r2dbc.postgresql.api.PostgresqlConnection;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,7 +41,7 @@ public final class Maintenance {
     private final Leadership leadership;
     private final List<Disposable> loops = new ArrayList<>();
 
-    Maintenance(MaintenanceConfig config, Db db, PostgresqlConnectionFactory direct, String schema, boolean dlqDefault,
+    Maintenance(MaintenanceConfig config, Db db, Mono<PostgresqlConnection> direct, String schema, boolean dlqDefault,
                 Scheduler scheduler, Clock clock) {
         this.config = config;
         this.db = db;

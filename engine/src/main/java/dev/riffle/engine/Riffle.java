@@ -18,6 +18,7 @@ import dev.riffle.engine.internal.close.CompletionBatcher;
 import dev.riffle.engine.internal.enqueue.Enqueuer;
 import dev.riffle.engine.internal.lease.Callbacks;
 import dev.riffle.engine.internal.lease.Heartbeater;
+import dev.riffle.engine.internal.migrate.Migrator;
 import dev.riffle.engine.internal.metrics.RiffleMetrics;
 import dev.riffle.engine.internal.notify.NotifyChannels;
 import dev.riffle.engine.internal.notify.WakeupListener;
@@ -28,9 +29,9 @@ import dev.riffle.engine.internal.sql.StartupChecks;
 import dev.riffle.engine.internal.work.HandlerRunner;
 import dev.riffle.engine.internal.work.PendingOutcomes;
 import dev.riffle.engine.internal.time.EngineClock;
-import dev.riffle.migrations.RiffleMigrations;
 import io.r2dbc.pool.ConnectionPool;
-import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import io.r2dbc.postgresql.api.PostgresqlConnection;
+import io.r2dbc.spi.ConnectionFactory;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
@@ -39,6 +40,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -66,7 +68,8 @@ public final class Riffle implements Disposable {
     public static final int MAX_WORK_CONCURRENCY = 10_000;
 
     private final RiffleConfig config;
-    private final ConnectionPool pool;
+    /** The pool the engine created (from the URL, or around a non-pooled application factory); null for the app's. */
+    private final @Nullable ConnectionPool ownedPool;
     private final Db db;
     private final Enqueuer enqueuer;
     private final Claimer claimer;
@@ -86,9 +89,10 @@ public final class Riffle implements Disposable {
     private final Callbacks callbacks;
     private final HandlerRunner.OutcomeFailures outcomeFailures = new HandlerRunner.OutcomeFailures();
 
-    private Riffle(RiffleConfig config, ConnectionPool pool, PostgresqlConnectionFactory direct, SqlCatalog sql) {
+    private Riffle(RiffleConfig config, ConnectionFactory pool, @Nullable ConnectionPool ownedPool,
+                   Mono<PostgresqlConnection> direct, SqlCatalog sql) {
         this.config = config;
-        this.pool = pool;
+        this.ownedPool = ownedPool;
         this.db = new Db(pool, sql);
         this.scheduler = config.scheduler();
         this.clock = EngineClock.of(config.clock());
@@ -116,30 +120,52 @@ public final class Riffle implements Disposable {
      * {@code boundedElastic}, the one blocking step), then checks that the schema implements the function contract
      * this engine supports ({@code contract_version()}), and starts the wake-up listener. Cold.
      *
+     * <p>Connections: from {@link RiffleConfig#url()} the engine opens its own pool and sessions; with
+     * {@link RiffleConfig#connectionFactory()} it uses the application's factory (wrapped in a pool of its own when
+     * it is not a {@code ConnectionPool}) and opens its LISTEN and leader sessions from
+     * {@link RiffleConfig#listenConnectionFactory()} or the factory unwrapped. A failed start disposes only what
+     * it created.
+     *
      * @throws SchemaNotReadyException (as the error signal) when the schema is not migrated (migration off), or its
      *     function contract version ({@code contract_version()}, docs/adr/0007) is not the one this engine supports
+     * @throws IllegalStateException (as the error signal) when migration is on and {@code dev.riffle:riffle-migrations}
+     *     (Flyway, pgJDBC) is not on the classpath; the message names the dependency
      */
     public static Mono<Riffle> start(RiffleConfig config) {
         Objects.requireNonNull(config, "config");
         return Mono.defer(() -> {
             DatabaseUrl url = config.url();
-            Mono<Void> migrate = config.migrate()
-                    ? Mono.fromCallable(() -> RiffleMigrations.migrate(url.jdbcUrl(), url.user(),
-                                    url.password() == null ? "" : url.password(), RiffleMigrations.Settings.of(config.schema())))
-                            .subscribeOn(Schedulers.boundedElastic())
-                            .doOnNext(r -> log.info("schema {} migrated ({} migrations applied, version {})",
-                                    r.schema(), r.migrationsExecuted(), r.targetVersion()))
-                            .then()
+            DatabaseUrl migrationUrl = config.migrationUrl() != null ? config.migrationUrl() : url;
+            Mono<Void> migrate = config.migrate() && migrationUrl != null
+                    ? Migrator.migrate(migrationUrl.jdbcUrl(), migrationUrl.user(),
+                            migrationUrl.password() == null ? "" : migrationUrl.password(), config.schema())
                     : Mono.empty();
             SqlCatalog sql = SqlCatalog.load(config.schema());
-            Connections.Endpoint endpoint = new Connections.Endpoint(url.host(), url.port(), url.database(), url.user(),
-                    url.password(), url.options(), config.applicationName());
-            ConnectionPool pool = Connections.pool(endpoint, config.schema(), config.poolSize());
-            PostgresqlConnectionFactory direct = Connections.factory(endpoint, "listen");
+            ConnectionFactory pool;
+            ConnectionPool owned;
+            Mono<PostgresqlConnection> direct;
+            ConnectionFactory app = config.connectionFactory();
+            if (url != null) {
+                Connections.Endpoint endpoint = new Connections.Endpoint(url.host(), url.port(), url.database(),
+                        url.user(), url.password(), url.options(), config.applicationName());
+                owned = Connections.pool(endpoint, config.schema(), config.poolSize());
+                pool = owned;
+                direct = Connections.sessions(endpoint);
+            } else {
+                // RiffleConfig guarantees exactly one of url and connectionFactory.
+                ConnectionFactory factory = Objects.requireNonNull(app, "connectionFactory");
+                owned = Connections.isPooled(factory) ? null
+                        : Connections.pool(factory, config.schema(), config.poolSize(), config.applicationName());
+                pool = owned != null ? owned : factory;
+                ConnectionFactory listen = config.listenConnectionFactory() != null
+                        ? config.listenConnectionFactory() : Connections.unwrapped(factory);
+                direct = Connections.sessions(listen, config.applicationName());
+            }
+            Mono<Void> disposeOwned = owned == null ? Mono.empty() : owned.disposeLater();
             return migrate
                     .then(StartupChecks.run(new Db(pool, sql), config.schema(), config.queues().values()))
-                    .then(Mono.fromCallable(() -> new Riffle(config, pool, direct, sql)))
-                    .onErrorResume(e -> pool.disposeLater().then(Mono.error(e)));
+                    .then(Mono.fromCallable(() -> new Riffle(config, pool, owned, direct, sql)))
+                    .onErrorResume(e -> disposeOwned.then(Mono.error(e)));
         });
     }
 
@@ -301,7 +327,8 @@ public final class Riffle implements Disposable {
 
     /**
      * Stops claiming (live subscriptions complete), stops accepting completions and flushes the buffered ones,
-     * flushes pending cursor advances, closes the listener and the pool. Jobs already delivered but not completed
+     * flushes pending cursor advances, closes the listener, the leader session and the pool the engine created
+     * (never the application's {@code ConnectionFactory}: its pool stays open and usable). Jobs already delivered but not completed
      * stay open in the database and are recovered by rescue. Cold; idempotent.
      */
     public Mono<Void> close() {
@@ -324,7 +351,8 @@ public final class Riffle implements Disposable {
                     .then(Mono.fromRunnable(cancelSignals::dispose))
                     .then(listener.close())
                     .then(Mono.fromRunnable(metrics::close))
-                    .then(pool.disposeLater())
+                    // Only a pool the engine created: the application's factory stays the application's.
+                    .then(ownedPool == null ? Mono.<Void>empty() : ownedPool.disposeLater())
                     .doOnSuccess(v -> log.info("riffle engine for schema {} closed", config.schema()));
         });
     }

@@ -2,12 +2,14 @@ package dev.riffle.engine;
 
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
-import dev.riffle.migrations.RiffleMigrations;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.r2dbc.spi.ConnectionFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -16,11 +18,26 @@ import reactor.core.scheduler.Schedulers;
  * Immutable engine configuration. Build with {@link #builder()}; every setting has a documented default and is
  * validated in {@link Builder#build()}.
  *
- * @param url where the database is
+ * @param url where the database is, when the engine opens its own connections; exactly one of {@code url} and
+ *            {@code connectionFactory} is set
+ * @param connectionFactory the application's own R2DBC {@code ConnectionFactory} (r2dbc-postgresql driver), pooled
+ *                          or not, for claims, completions, admin and non-transactional enqueue; exactly one of
+ *                          {@code url} and {@code connectionFactory} is set. A factory that is not an r2dbc-pool
+ *                          {@code ConnectionPool} is wrapped in the engine's own pool of {@code poolSize}; the engine
+ *                          never closes the application's factory (docs/configuration.md, "Your own ConnectionFactory")
+ * @param listenConnectionFactory where the long-lived LISTEN and maintenance-leader sessions come from (two
+ *                                connections, held for the engine's lifetime; must not be a pool or pgbouncer in
+ *                                transaction mode); null to derive it: the URL's, or the {@code connectionFactory}
+ *                                unwrapped ({@code io.r2dbc.spi.Wrapped}) down to the driver's factory
+ * @param migrationUrl where Flyway connects (JDBC, blocking) when {@code migrate} is set; null to use {@code url}.
+ *                     Required for {@code migrate(true)} with a {@code connectionFactory}, whose JDBC coordinates the
+ *                     engine cannot know
  * @param schema storage schema (validated once, always quoted)
- * @param migrate run Flyway migrations at start
- * @param poolSize maximum pooled connections
- * @param applicationName {@code application_name} prefix of every engine connection
+ * @param migrate run Flyway migrations at start (needs {@code dev.riffle:riffle-migrations} on the classpath)
+ * @param poolSize maximum connections of a pool the engine creates (from {@code url}, or around a non-pooled
+ *                 {@code connectionFactory}); ignored for an application's {@code ConnectionPool}
+ * @param applicationName {@code application_name} prefix of every connection the engine opens itself (not of the
+ *                        connections of an application's {@code ConnectionPool})
  * @param maxClaimBatch upper bound of one claim; the subscriber's outstanding demand bounds it further
  * @param completionBatchSize completions per flush at most
  * @param completionWindow how long the first pending completion waits for company
@@ -49,7 +66,9 @@ import reactor.core.scheduler.Schedulers;
  * @param queues per-queue settings (deadline, DLQ policy); queues not listed use {@link QueueConfig#of(String)}
  * @param dlqByDefault whether exhausted or failed jobs go to the DLQ when their queue does not say (default true)
  * @param maintenance maintenance leader settings
- * @param meterRegistry optional Micrometer {@code MeterRegistry} (typed as Object so Micrometer stays optional)
+ * @param meterRegistry optional Micrometer {@code MeterRegistry}, or null; typed as Object here so Micrometer
+ *                      stays an optional dependency, and set through the typed
+ *                      {@link Builder#meterRegistry(MeterRegistry)}. Anything else is refused
  * @param clock the engine's one local clock: timestamps it takes and every elapsed-time check (heartbeat age, idle
  *              claim loops, outage durations). With the default system clock, elapsed time is measured with the
  *              monotonic {@code System.nanoTime()}; any other clock (a test's, driven by a virtual-time scheduler)
@@ -58,7 +77,9 @@ import reactor.core.scheduler.Schedulers;
  *                  advances, heartbeats, callback re-checks, maintenance loops and shutdown polls. Inject a
  *                  {@code VirtualTimeScheduler} (with a clock reading it) to drive them in virtual time.
  */
-public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int poolSize, String applicationName,
+public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactory connectionFactory,
+                           @Nullable ConnectionFactory listenConnectionFactory, @Nullable DatabaseUrl migrationUrl,
+                           String schema, boolean migrate, int poolSize, String applicationName,
                            int maxClaimBatch, int completionBatchSize, Duration completionWindow,
                            int completionFlushConcurrency, Duration pollInterval, Duration safetyPollInterval,
                            Duration busyRetryDelay, Duration claimLinger, Duration cursorAdvanceDelay, int maxArgsBytes,
@@ -67,7 +88,7 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
                            @Nullable Object meterRegistry, Clock clock, Scheduler scheduler) {
 
     /** Default schema: {@value}. */
-    public static final String DEFAULT_SCHEMA = RiffleMigrations.DEFAULT_SCHEMA;
+    public static final String DEFAULT_SCHEMA = "riffle";
     /** Default pool size: {@value}. */
     public static final int DEFAULT_POOL_SIZE = 10;
     /** Default claim batch cap: {@value} (docs/design/maintenance.md). */
@@ -95,10 +116,47 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
     /** Default claims in flight per subscription: {@value} (docs/benchmarks.md). */
     public static final int DEFAULT_CLAIM_CONCURRENCY = 2;
 
+    /** Schema names the engine accepts (the same rule as the migrations'). */
+    private static final Pattern SCHEMA_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+
     /** Validates and freezes. */
     public RiffleConfig {
-        Objects.requireNonNull(url, "url");
-        RiffleMigrations.validateSchemaName(schema);
+        if (url == null && connectionFactory == null) {
+            throw new IllegalArgumentException("a database is required: set url(...) or connectionFactory(...)");
+        }
+        if (url != null && connectionFactory != null) {
+            throw new IllegalArgumentException("url and connectionFactory are both set: set exactly one (the engine "
+                    + "either opens its own connections from the url or uses the application's ConnectionFactory)");
+        }
+        if (listenConnectionFactory != null && connectionFactory == null) {
+            throw new IllegalArgumentException("listenConnectionFactory is only for connectionFactory(...): with a url "
+                    + "the engine opens its LISTEN and leader sessions from the url");
+        }
+        if (connectionFactory != null) {
+            requirePostgres("connectionFactory", connectionFactory);
+        }
+        if (listenConnectionFactory != null) {
+            requirePostgres("listenConnectionFactory", listenConnectionFactory);
+            if (dev.riffle.engine.internal.sql.Connections.isPooled(listenConnectionFactory)) {
+                throw new IllegalArgumentException("listenConnectionFactory must open sessions of its own, not pooled "
+                        + "connections (LISTEN and the leader's advisory lock live as long as the engine): pass the "
+                        + "driver's PostgresqlConnectionFactory, e.g. connectionPool.unwrap()");
+            }
+        }
+        if (migrate && url == null && migrationUrl == null) {
+            throw new IllegalArgumentException("migrate(true) with a connectionFactory needs migrationUrl(...): Flyway "
+                    + "connects over JDBC and cannot use an R2DBC ConnectionFactory. Set migrationUrl, or set "
+                    + "migrate(false) and run the migrations yourself (docs/migrations.md)");
+        }
+        if (meterRegistry != null && !isMeterRegistry(meterRegistry)) {
+            throw new IllegalArgumentException("meterRegistry must be an io.micrometer.core.instrument.MeterRegistry, got "
+                    + meterRegistry.getClass().getName());
+        }
+        Objects.requireNonNull(schema, "schema");
+        if (!SCHEMA_NAME.matcher(schema).matches()) {
+            throw new IllegalArgumentException("schema name '" + schema
+                    + "' is invalid: it must match [a-z_][a-z0-9_]{0,62} (lower-case letters, digits, underscore)");
+        }
         requireRange("poolSize", poolSize, 2, 1000);
         requireRange("maxClaimBatch", maxClaimBatch, 1, 10_000);
         requireRange("completionBatchSize", completionBatchSize, 1, 10_000);
@@ -133,6 +191,31 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
         return q != null && q.dlq() != null ? q.dlq() : dlqByDefault;
     }
 
+    /** The metadata name of r2dbc-postgresql's factories (and of an r2dbc-pool {@code ConnectionPool} over one). */
+    static final String POSTGRES_DRIVER_NAME = "PostgreSQL";
+
+    private static void requirePostgres(String field, ConnectionFactory factory) {
+        String name;
+        try {
+            name = factory.getMetadata().getName();
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(field + ": cannot read the factory's metadata (" + e + ")", e);
+        }
+        if (!POSTGRES_DRIVER_NAME.equals(name)) {
+            throw new IllegalArgumentException(field + " must be a PostgreSQL factory (org.postgresql:r2dbc-postgresql, "
+                    + "pooled or not), got driver '" + name + "'");
+        }
+    }
+
+    private static boolean isMeterRegistry(Object registry) {
+        try {
+            return Class.forName("io.micrometer.core.instrument.MeterRegistry", false,
+                    registry.getClass().getClassLoader()).isInstance(registry);
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
     private static void requireRange(String field, int v, int min, int max) {
         if (v < min || v > max) {
             throw new IllegalArgumentException(field + " must be between " + min + " and " + max + ", got " + v);
@@ -151,7 +234,7 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
         return q != null ? q : QueueConfig.of(queue);
     }
 
-    /** A builder with every default set; only the URL is required. */
+    /** A builder with every default set; a {@code url} or a {@code connectionFactory} is required. */
     public static Builder builder() {
         return new Builder();
     }
@@ -159,6 +242,9 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
     /** Mutable builder for {@link RiffleConfig}. */
     public static final class Builder {
         private @Nullable DatabaseUrl url;
+        private @Nullable ConnectionFactory connectionFactory;
+        private @Nullable ConnectionFactory listenConnectionFactory;
+        private @Nullable DatabaseUrl migrationUrl;
         private String schema = DEFAULT_SCHEMA;
         private boolean migrate = true;
         private int poolSize = DEFAULT_POOL_SIZE;
@@ -197,15 +283,60 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
             return this;
         }
 
-        /** Database location (required). */
+        /**
+         * Database location: the engine opens its own pool ({@code poolSize}) and LISTEN/leader sessions from it.
+         * Exactly one of {@code url} and {@link #connectionFactory(ConnectionFactory)} is required.
+         */
         public Builder url(DatabaseUrl url) {
-            this.url = url;
+            this.url = Objects.requireNonNull(url, "url");
             return this;
         }
 
-        /** Database location in any form {@link DatabaseUrl#parse(String)} accepts (required). */
+        /** Database location in any form {@link DatabaseUrl#parse(String)} accepts; see {@link #url(DatabaseUrl)}. */
         public Builder url(String url) {
             return url(DatabaseUrl.parse(url));
+        }
+
+        /**
+         * The application's own R2DBC {@code ConnectionFactory} (org.postgresql:r2dbc-postgresql), for claims,
+         * completions, admin and non-transactional enqueue; exactly one of this and {@link #url(DatabaseUrl)} is
+         * required. An r2dbc-pool {@code ConnectionPool} is used as it is (its size bounds the engine too, and
+         * {@code poolSize} is ignored); any other factory is wrapped in the engine's own {@code ConnectionPool} of
+         * {@code poolSize}, which {@link Riffle#close()} disposes. The engine never closes the application's factory.
+         * Connections must be in auto-commit mode (the R2DBC default) when handed out; the engine sets nothing on
+         * the application's pooled sessions. LISTEN and leader sessions: {@link #listenConnectionFactory}.
+         */
+        public Builder connectionFactory(ConnectionFactory connectionFactory) {
+            this.connectionFactory = Objects.requireNonNull(connectionFactory, "connectionFactory");
+            return this;
+        }
+
+        /**
+         * Where the two long-lived sessions come from, with {@link #connectionFactory(ConnectionFactory)}: the
+         * LISTEN session (wake-ups, cancel signals, callbacks) and the maintenance leader's advisory-lock session.
+         * Each {@code create()} must open a real PostgreSQL session of its own (not a pooled connection, not
+         * pgbouncer in transaction mode: LISTEN and session advisory locks need one server session throughout).
+         * Default: the {@code connectionFactory} unwrapped ({@code io.r2dbc.spi.Wrapped}, e.g. a
+         * {@code ConnectionPool}) down to the driver's factory, or the factory itself when it wraps nothing.
+         */
+        public Builder listenConnectionFactory(ConnectionFactory listenConnectionFactory) {
+            this.listenConnectionFactory = Objects.requireNonNull(listenConnectionFactory, "listenConnectionFactory");
+            return this;
+        }
+
+        /**
+         * Where Flyway connects when {@code migrate} is on (default: the {@code url}). Required for
+         * {@code migrate(true)} with a {@link #connectionFactory(ConnectionFactory)}; it may also name a user with
+         * DDL rights different from the engine's.
+         */
+        public Builder migrationUrl(DatabaseUrl migrationUrl) {
+            this.migrationUrl = Objects.requireNonNull(migrationUrl, "migrationUrl");
+            return this;
+        }
+
+        /** {@link #migrationUrl(DatabaseUrl)} in any form {@link DatabaseUrl#parse(String)} accepts. */
+        public Builder migrationUrl(String migrationUrl) {
+            return migrationUrl(DatabaseUrl.parse(migrationUrl));
         }
 
         /** Storage schema (default {@value RiffleConfig#DEFAULT_SCHEMA}). */
@@ -214,13 +345,22 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
             return this;
         }
 
-        /** Run migrations at start (default true). */
+        /**
+         * Run Riffle's Flyway migrations at start (default true, so the simple case works out of the box). Needs
+         * {@code dev.riffle:riffle-migrations} on the classpath (start fails naming it otherwise) and, with a
+         * {@code connectionFactory}, a {@link #migrationUrl(DatabaseUrl)}. Off: the schema must already be migrated
+         * (by the application's own Flyway, docs/migrations.md), and no Flyway or JDBC class is loaded.
+         */
         public Builder migrate(boolean migrate) {
             this.migrate = migrate;
             return this;
         }
 
-        /** Pool size (default {@value RiffleConfig#DEFAULT_POOL_SIZE}). */
+        /**
+         * Size of the pool the engine creates, from the {@code url} or around a non-pooled
+         * {@code connectionFactory} (default {@value RiffleConfig#DEFAULT_POOL_SIZE}); ignored for an application's
+         * {@code ConnectionPool}.
+         */
         public Builder poolSize(int poolSize) {
             this.poolSize = poolSize;
             return this;
@@ -316,8 +456,11 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
             return this;
         }
 
-        /** Micrometer registry to publish metrics to (default none). */
-        public Builder meterRegistry(@Nullable Object meterRegistry) {
+        /**
+         * Micrometer registry to publish metrics to (default none). Micrometer is an optional dependency: this
+         * method is the only place its type appears, and it is loaded only when called.
+         */
+        public Builder meterRegistry(@Nullable MeterRegistry meterRegistry) {
             this.meterRegistry = meterRegistry;
             return this;
         }
@@ -336,10 +479,7 @@ public record RiffleConfig(DatabaseUrl url, String schema, boolean migrate, int 
 
         /** Validates and builds. */
         public RiffleConfig build() {
-            if (url == null) {
-                throw new IllegalArgumentException("url is required");
-            }
-            return new RiffleConfig(url, schema, migrate, poolSize, applicationName, maxClaimBatch,
+            return new RiffleConfig(url, connectionFactory, listenConnectionFactory, migrationUrl, schema, migrate, poolSize, applicationName, maxClaimBatch,
                     completionBatchSize, completionWindow, completionFlushConcurrency, pollInterval,
                     safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes,
                     workPendingOutcomes, workPrefetch, claimConcurrency, queues, dlqByDefault,

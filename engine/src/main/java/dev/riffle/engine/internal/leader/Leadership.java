@@ -1,6 +1,5 @@
 package dev.riffle.engine.internal.leader;
 
-import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.r2dbc.postgresql.api.PostgresqlConnection;
 import dev.riffle.engine.internal.sql.SqlCatalog;
 import java.time.Duration;
@@ -31,12 +30,12 @@ public final class Leadership {
     private volatile PostgresqlConnection current;
 
     /** Starts campaigning. */
-    public Leadership(PostgresqlConnectionFactory factory, SqlCatalog sql, Duration retry, Duration ping,
+    public Leadership(Mono<PostgresqlConnection> sessions, SqlCatalog sql, Duration retry, Duration ping,
                       Scheduler scheduler, String schema) {
         String tryLock = sql.get("leader_try_lock");
         String pingSql = sql.get("ping");
         String unlock = sql.get("leader_unlock");
-        this.loop = Flux.usingWhen(factory.create(),
+        this.loop = Flux.usingWhen(sessions,
                         (PostgresqlConnection c) -> {
                             current = c;
                             return Flux.interval(Duration.ZERO, retry.compareTo(ping) < 0 ? retry : ping, scheduler)

@@ -2,7 +2,6 @@ package dev.riffle.engine.internal.notify;
 
 import dev.riffle.engine.internal.time.EngineClock;
 import io.r2dbc.postgresql.api.PostgresqlConnection;
-import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.r2dbc.postgresql.api.PostgresqlResult;
 import java.time.Duration;
 import org.slf4j.Logger;
@@ -42,7 +41,7 @@ public final class WakeupListener {
      * Starts listening on the schema's channels: ready (queue names), cancel ({@code jobId:runLease} of cancelled or
      * rescued attempts) and callback (ids of resolved callbacks). Channel names are quoted here.
      */
-    public WakeupListener(PostgresqlConnectionFactory factory, NotifyChannels channels, EngineClock clock,
+    public WakeupListener(Mono<PostgresqlConnection> sessions, NotifyChannels channels, EngineClock clock,
                           Scheduler scheduler) {
         String readyChannel = channels.ready();
         String cancelChannel = channels.cancel();
@@ -50,7 +49,7 @@ public final class WakeupListener {
         String channel = readyChannel;
         String listen = "LISTEN " + quote(readyChannel) + "; LISTEN " + quote(cancelChannel) + "; LISTEN "
                 + quote(callbackChannel);
-        this.connection = Flux.usingWhen(factory.create(),
+        this.connection = Flux.usingWhen(sessions,
                         (PostgresqlConnection c) -> c.createStatement(listen).execute()
                                 .flatMap(PostgresqlResult::getRowsUpdated)
                                 .thenMany(Flux.just(ALL)

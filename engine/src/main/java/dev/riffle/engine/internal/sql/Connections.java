@@ -4,15 +4,27 @@ import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import io.r2dbc.postgresql.api.PostgresqlConnection;
 import io.r2dbc.postgresql.client.SSLMode;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionFactory;
+import io.r2dbc.spi.Wrapped;
 import java.time.Duration;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
 /**
- * Driver and pool setup for one engine: the pooled factory for statements and the direct factory for the
- * long-lived LISTEN and leadership sessions. Every connection carries {@code application_name} and
- * {@code plan_cache_mode = force_custom_plan}.
+ * Driver and pool setup for one engine: the pooled factory for statements and the direct sessions for the
+ * long-lived LISTEN and leadership connections.
+ *
+ * <p>From a URL, every connection the engine opens carries {@code application_name} and
+ * {@code plan_cache_mode = force_custom_plan} as startup options. With the application's {@code ConnectionFactory},
+ * the engine sets both (with {@code set_config}) only on sessions it owns: the connections of a pool it creates
+ * around a non-pooled factory, and its LISTEN and leader sessions. It sets nothing on the connections of an
+ * application's {@code ConnectionPool}: nothing the engine runs needs session state there. Every statement is
+ * schema-qualified ({@link SqlCatalog}), and every function the catalog calls that does not fix its own plan mode
+ * carries {@code SET plan_cache_mode = force_custom_plan} (docs/design/lock-order.md).
  */
 public final class Connections {
     /** Pooled connections idle this long are closed: {@value #POOL_MAX_IDLE_MINUTES} minutes. */
@@ -45,6 +57,76 @@ public final class Connections {
                 // hands out a fresh one instead of failing the caller.
                 .acquireRetry(POOL_ACQUIRE_RETRIES)
                 .build());
+    }
+
+    /**
+     * The engine's own pool around an application's non-pooled {@code factory} (closing the pool does not close the
+     * factory); each new connection gets {@code application_name} and {@code plan_cache_mode} once.
+     */
+    public static ConnectionPool pool(ConnectionFactory factory, String schema, int poolSize, String applicationName) {
+        return new ConnectionPool(ConnectionPoolConfiguration.builder(factory)
+                .name("riffle-" + schema)
+                .initialSize(Math.min(POOL_INITIAL_SIZE, poolSize))
+                .maxSize(poolSize)
+                .maxIdleTime(Duration.ofMinutes(POOL_MAX_IDLE_MINUTES))
+                .maxAcquireTime(POOL_MAX_ACQUIRE)
+                .acquireRetry(POOL_ACQUIRE_RETRIES)
+                .postAllocate(c -> sessionSettings(c, applicationName + ".pool"))
+                .build());
+    }
+
+    /** Whether {@code factory} pools its connections: an r2dbc-pool {@code ConnectionPool}, or a wrapper of one. */
+    public static boolean isPooled(ConnectionFactory factory) {
+        for (Object f = factory; f instanceof ConnectionFactory; f = f instanceof Wrapped<?> w ? w.unwrap() : null) {
+            if (f instanceof ConnectionPool) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The factory the LISTEN and leader sessions are opened from when the application gave none: {@code factory}
+     * unwrapped ({@code io.r2dbc.spi.Wrapped}) down to the innermost {@code ConnectionFactory}.
+     */
+    public static ConnectionFactory unwrapped(ConnectionFactory factory) {
+        ConnectionFactory f = factory;
+        while (f instanceof Wrapped<?> w && w.unwrap() instanceof ConnectionFactory inner && inner != f) {
+            f = inner;
+        }
+        return f;
+    }
+
+    /** Long-lived sessions from the URL's direct factory ({@code application_name} ends in {@code .listen}). */
+    public static Mono<PostgresqlConnection> sessions(Endpoint endpoint) {
+        PostgresqlConnectionFactory direct = factory(endpoint, "listen");
+        return Mono.defer(direct::create);
+    }
+
+    /**
+     * Long-lived sessions from an application's {@code factory}: each subscription opens one, checks it is an
+     * r2dbc-postgresql session (LISTEN needs the driver's notifications) and sets {@code application_name}.
+     */
+    public static Mono<PostgresqlConnection> sessions(ConnectionFactory factory, String applicationName) {
+        return Mono.defer(() -> Mono.from(factory.create())).flatMap(c -> {
+            if (c instanceof PostgresqlConnection pg) {
+                return Mono.from(sessionSettings(pg, applicationName + ".listen")).thenReturn(pg)
+                        .onErrorResume(e -> Mono.from(pg.close()).onErrorResume(x -> Mono.empty()).then(Mono.error(e)));
+            }
+            return Mono.from(c.close()).onErrorResume(x -> Mono.empty()).then(Mono.error(new IllegalStateException(
+                    "the LISTEN/leader factory must open r2dbc-postgresql sessions directly, got "
+                            + c.getClass().getName() + "; set listenConnectionFactory(...) to the driver's "
+                            + "PostgresqlConnectionFactory (not a pool)")));
+        });
+    }
+
+    /** Sets {@code application_name} and {@code plan_cache_mode} on a session the engine owns. */
+    private static Mono<Void> sessionSettings(Connection c, String applicationName) {
+        return Mono.from(c.createStatement("SELECT set_config('application_name', $1, false), "
+                                + "set_config('plan_cache_mode', 'force_custom_plan', false)")
+                        .bind("$1", applicationName).execute())
+                .flatMapMany(r -> r.map((row, meta) -> 1))
+                .then();
     }
 
     /** A factory for sessions outside the pool; {@code purpose} ends their {@code application_name}. */

@@ -1,7 +1,7 @@
 package dev.riffle.engine.internal.sql;
 
-import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.R2dbcException;
 import io.r2dbc.spi.Readable;
 import io.r2dbc.spi.Statement;
@@ -15,11 +15,11 @@ import reactor.core.publisher.Flux;
  */
 public final class Db {
 
-    private final ConnectionPool pool;
+    private final ConnectionFactory pool;
     private final SqlCatalog sql;
 
-    /** Wraps a pool and a catalog. */
-    public Db(ConnectionPool pool, SqlCatalog sql) {
+    /** Wraps a pooled factory (the engine's own pool, or the application's) and a catalog. */
+    public Db(ConnectionFactory pool, SqlCatalog sql) {
         this.pool = pool;
         this.sql = sql;
     }
@@ -29,8 +29,8 @@ public final class Db {
         return sql;
     }
 
-    /** The pool. */
-    public ConnectionPool pool() {
+    /** The pooled factory. */
+    public ConnectionFactory pool() {
         return pool;
     }
 
