@@ -11,7 +11,7 @@ import dev.riffle.engine.RiffleConfig;
  * class RetryTest implements RiffleTestConfig {
  *     @Override
  *     public void configure(RiffleConfig.Builder builder) {
- *         builder.queue(QueueConfig.builder("mail").dlq(true).build()).maxClaimBatch(16);
+ *         builder.queue(QueueConfig.of("mail").withDlq(true)).maxClaimBatch(16);
  *     }
  *
  *     @Test

@@ -106,8 +106,8 @@ public final class RiffleTestKit {
     private final Map<Long, JobResult> lastResult = new ConcurrentHashMap<>();
     private final Map<Long, JobState> lastKnown = new ConcurrentHashMap<>();
     private final Map<Long, String> queueOf = new ConcurrentHashMap<>();
-    /** Run leases of attempts delivered as their job's last one (a retry outcome then ends the job). */
-    private final Set<Long> lastAttempts = ConcurrentHashMap.newKeySet();
+    /** Attempts (job id, run lease) delivered as their job's last one (a retry outcome then ends the job). */
+    private final Set<Attempt> lastAttempts = ConcurrentHashMap.newKeySet();
     private final List<JobResult> journal = new CopyOnWriteArrayList<>();
     private final Disposable.Composite background = Disposables.composite();
 
@@ -376,7 +376,7 @@ public final class RiffleTestKit {
     private void delivered(Job job) {
         queueOf.put(job.id(), job.queue());
         if (job.attempt() >= job.maxAttempts()) {
-            lastAttempts.add(job.runLease());
+            lastAttempts.add(new Attempt(job.id(), job.runLease()));
         }
     }
 
@@ -386,7 +386,7 @@ public final class RiffleTestKit {
         if (!r.accepted()) {
             return;
         }
-        boolean last = lastAttempts.remove(r.runLease());
+        boolean last = lastAttempts.remove(new Attempt(r.jobId(), r.runLease()));
         JobOutcome o = r.outcome();
         JobState s;
         if (o instanceof JobOutcome.Complete) {
@@ -404,6 +404,9 @@ public final class RiffleTestKit {
         }
         lastKnown.put(r.jobId(), s);
     }
+
+    /** A run lease is only unique within its job. */
+    private record Attempt(long jobId, long runLease) {}
 
     private static <T> Mono<T> poll(Mono<T> probe, Duration timeout, java.util.function.Supplier<Mono<String>> what) {
         return untilPresent(probe)
