@@ -24,7 +24,10 @@ import reactor.core.publisher.Mono;
  * method delegates to the engine's one-pass call on {@link Riffle#maintenance()} and is cold.
  *
  * <p>Get one from {@link RiffleTestKit#manual(TestDatabase)} (close it yourself, e.g. try-with-resources) or inject a
- * {@code ManualRiffle} parameter into a {@link RiffleTest} method (closed after the test).
+ * {@code ManualRiffle} parameter into a {@link RiffleTest} method (closed after the test). Manual means this engine
+ * runs no maintenance of its own; any other engine on the same schema still may: an injected {@link Riffle} or
+ * {@link RiffleTestKit} in the same test is a second engine, with its maintenance leader on, and promotes, rotates
+ * and rescues on its own schedule. Inject only the {@code ManualRiffle} (its {@link #kit()} drains and awaits).
  *
  * <h2>The database clock</h2>
  * Promotion, enqueue, retry and snooze delays, rescue staleness and retention compare with the <em>database's</em>
