@@ -26,6 +26,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
@@ -110,14 +111,25 @@ public final class RiffleTestKit {
     private final Set<Attempt> lastAttempts = ConcurrentHashMap.newKeySet();
     private final List<JobResult> journal = new CopyOnWriteArrayList<>();
     private final Disposable.Composite background = Disposables.composite();
+    /**
+     * Between {@code work(...)} and the drain's bookkeeping; identity except in DrainCompletenessIT, which delays
+     * results to widen the window between an outcome's commit (visible in the counts) and its result's arrival.
+     */
+    private final UnaryOperator<Flux<JobResult>> resultTap;
 
-    private RiffleTestKit(Riffle riffle) {
+    private RiffleTestKit(Riffle riffle, UnaryOperator<Flux<JobResult>> resultTap) {
         this.riffle = riffle;
+        this.resultTap = resultTap;
     }
 
     /** A kit over an engine the caller started and closes. */
     public static RiffleTestKit of(Riffle riffle) {
-        return new RiffleTestKit(Objects.requireNonNull(riffle, "riffle"));
+        return new RiffleTestKit(Objects.requireNonNull(riffle, "riffle"), UnaryOperator.identity());
+    }
+
+    /** A kit whose drains see results through {@code resultTap}: a seam for the kit's own race test. */
+    static RiffleTestKit withResultTap(Riffle riffle, UnaryOperator<Flux<JobResult>> resultTap) {
+        return new RiffleTestKit(riffle, resultTap);
     }
 
     /**
@@ -236,6 +248,7 @@ public final class RiffleTestKit {
             });
             Mono<Boolean> idle = untilPresent(idleOnce.filter(b -> b));
             return riffle.work(counted, concurrency, qs)
+                    .transform(resultTap)
                     .doOnNext(r -> {
                         record(r);
                         results.add(r);
