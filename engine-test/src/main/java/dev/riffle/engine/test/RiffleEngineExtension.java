@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
@@ -25,16 +26,31 @@ import org.slf4j.LoggerFactory;
  * by {@link RiffleTestConfig} when the test class implements it, and is up (LISTEN connected) before the method runs.
  * One engine per JUnit context: a test method and its {@code @BeforeEach}/{@code @AfterEach} methods share one, closed
  * after the test (after {@code @AfterEach}); an engine injected into a {@code @BeforeAll} method or a
- * {@code PER_CLASS} constructor lives until the class is done. {@code Riffle} and {@code RiffleTestKit} parameters of
+ * {@code PER_CLASS} constructor lives until the class is done (closed before its schema is dropped). {@code Riffle} and {@code RiffleTestKit} parameters of
  * one context are the same engine; a {@code ManualRiffle} is always a second one.
  */
-public final class RiffleEngineExtension implements ParameterResolver {
+public final class RiffleEngineExtension implements ParameterResolver, AfterAllCallback {
 
     private static final Logger log = LoggerFactory.getLogger(RiffleEngineExtension.class);
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(RiffleEngineExtension.class);
 
     /** Created by JUnit. */
     public RiffleEngineExtension() {}
+
+    /**
+     * Closes the engines of the class context now, not when JUnit closes the context's store: that happens after
+     * every after-all callback, so after {@link RiffleDatabaseExtension} dropped the schema under them. (After-all
+     * callbacks run in reverse registration order, and {@link RiffleTest} registers this extension second.)
+     */
+    @Override
+    public void afterAll(ExtensionContext context) {
+        for (String what : List.of("engine", "manual")) {
+            Held held = context.getStore(NAMESPACE).remove(what + ":" + context.getUniqueId(), Held.class);
+            if (held != null) {
+                held.close();
+            }
+        }
+    }
 
     @Override
     public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
