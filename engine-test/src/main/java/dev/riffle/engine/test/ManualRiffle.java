@@ -129,8 +129,10 @@ public final class ManualRiffle implements AutoCloseable {
      */
     public Mono<List<RescuedAttempt>> rescueNow() {
         Maintenance m = maintenance();
-        return m.rescueLeasesNow().zipWith(m.rescueStaleNow(), ManualRiffle::concat)
-                .zipWith(m.rescueDeadlinesNow(), ManualRiffle::concat);
+        // One after the other, as the leader's loop runs them (zipWith would run them at once).
+        return m.rescueLeasesNow()
+                .flatMap(leases -> m.rescueStaleNow().map(stale -> concat(leases, stale)))
+                .flatMap(both -> m.rescueDeadlinesNow().map(deadlines -> concat(both, deadlines)));
     }
 
     /** One stale-rescue pass treating attempts held longer than {@code staleAfter} (database clock) as stale. */
