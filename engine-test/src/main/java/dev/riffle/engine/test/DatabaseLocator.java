@@ -27,11 +27,16 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Steps, first match wins:
  * <ol>
- *   <li>the {@value #URL_ENV} environment variable, in any form {@link DatabaseUrl#parse} accepts; an unparsable value
- *       fails immediately instead of silently testing against something else;</li>
+ *   <li>an explicit URL: the {@value #URL_PROPERTY} system property, else the {@value #URL_ENV} environment
+ *       variable, in any form {@link DatabaseUrl#parse} accepts; an unparsable value fails immediately instead of
+ *       silently testing against something else;</li>
  *   <li>a server on 127.0.0.1:5432 that accepts a password-less (or {@code $PGPASSWORD}) login as {@code $PGUSER},
  *       {@code postgres} or {@code root}; database {@code test} when it exists and the user may create schemas in it,
- *       else {@code postgres};</li>
+ *       else {@code postgres}. This probe takes whatever server happens to listen there; turn it off with the
+ *       {@value #PROBE_LOCAL_PROPERTY} system property or the {@value #PROBE_LOCAL_ENV} environment variable set to
+ *       {@code false} (the property wins when both are set), e.g. {@code -Driffle.test.probe-local=false} in
+ *       surefire's {@code argLine} or {@code systemPropertyVariables}, to always test against Testcontainers or the
+ *       embedded server;</li>
  *   <li>Testcontainers, only if it is on the classpath and a Docker endpoint is hinted at (asking Testcontainers costs
  *       1-2 s and an ERROR log when there is no Docker, so it is not asked blindly);</li>
  *   <li>an {@link EmbeddedPostgresServer} (zonky, then the {@code runuser} fallback as root).</li>
@@ -44,6 +49,15 @@ public final class DatabaseLocator {
 
     /** Environment variable that names the server explicitly. */
     public static final String URL_ENV = "RIFFLE_TEST_DATABASE_URL";
+
+    /** System property that names the server explicitly; wins over {@value #URL_ENV}. */
+    public static final String URL_PROPERTY = "riffle.test.database-url";
+
+    /** System property that turns the 127.0.0.1:5432 probe on ({@code true}, the default) or off ({@code false}). */
+    public static final String PROBE_LOCAL_PROPERTY = "riffle.test.probe-local";
+
+    /** Environment variable with the meaning of {@value #PROBE_LOCAL_PROPERTY}; the property wins over it. */
+    public static final String PROBE_LOCAL_ENV = "RIFFLE_TEST_PROBE_LOCAL";
 
     private static final Logger log = LoggerFactory.getLogger(DatabaseLocator.class);
 
@@ -78,7 +92,7 @@ public final class DatabaseLocator {
             }
             long t0 = System.nanoTime();
             try {
-                LocatedDatabase result = lookUp(System.getenv(), LOCAL_HOST, LOCAL_PORT,
+                LocatedDatabase result = lookUp(System.getenv(), systemProperties(), LOCAL_HOST, LOCAL_PORT,
                         Path.of(System.getProperty("user.home")));
                 log.info("Riffle test database: {} (found in {} ms)", result.description(), millisSince(t0));
                 located = result;
@@ -119,22 +133,39 @@ public final class DatabaseLocator {
 
     /** The uncached lookup; host, port and home are parameters so tests can steer it past a running local server. */
     static LocatedDatabase lookUp(Map<String, String> env, String localHost, int localPort, Path home) {
-        Optional<LocatedDatabase> fromEnv = fromEnvironment(env);
-        if (fromEnv.isPresent()) {
-            return fromEnv.get();
-        }
-        List<String> reasons = new ArrayList<>();
-        reasons.add(URL_ENV + " not set");
+        return lookUp(env, Map.of(), localHost, localPort, home);
+    }
 
-        try {
-            Optional<LocatedDatabase> local = probeLocalServer(env, localHost, localPort, LOCAL_CONNECT_TIMEOUT);
-            if (local.isPresent()) {
-                return local.get();
+    /**
+     * The uncached lookup with explicit system properties.
+     *
+     * @throws IllegalArgumentException when {@value #URL_PROPERTY}/{@value #URL_ENV} is not a PostgreSQL URL, or
+     *     {@value #PROBE_LOCAL_PROPERTY}/{@value #PROBE_LOCAL_ENV} is neither true nor false
+     */
+    static LocatedDatabase lookUp(Map<String, String> env, Map<String, String> properties, String localHost,
+                                  int localPort, Path home) {
+        Optional<LocatedDatabase> explicit = fromProperty(properties).or(() -> fromEnvironment(env));
+        if (explicit.isPresent()) {
+            return explicit.get();
+        }
+        boolean probeLocal = probeLocal(env, properties);
+        List<String> reasons = new ArrayList<>();
+        reasons.add(URL_PROPERTY + " and " + URL_ENV + " not set");
+
+        if (!probeLocal) {
+            reasons.add("local probe of " + localHost + ":" + localPort + " turned off (" + PROBE_LOCAL_PROPERTY + "/"
+                    + PROBE_LOCAL_ENV + ")");
+        } else {
+            try {
+                Optional<LocatedDatabase> local = probeLocalServer(env, localHost, localPort, LOCAL_CONNECT_TIMEOUT);
+                if (local.isPresent()) {
+                    return local.get();
+                }
+                reasons.add("nothing listening on " + localHost + ":" + localPort);
+            } catch (RuntimeException e) {
+                reasons.add("local server: " + e.getMessage());
+                log.warn("Ignoring the local server: {}", e.getMessage());
             }
-            reasons.add("nothing listening on " + localHost + ":" + localPort);
-        } catch (RuntimeException e) {
-            reasons.add("local server: " + e.getMessage());
-            log.warn("Ignoring the local server: {}", e.getMessage());
         }
 
         Optional<String> dockerSkip = testcontainersSkipReason(env, home);
@@ -182,6 +213,62 @@ public final class DatabaseLocator {
         }
         return Optional.of(new LocatedDatabase(url, LocatedDatabase.Source.ENVIRONMENT,
                 URL_ENV + " (" + url.r2dbcUrl() + ")"));
+    }
+
+    /** Step 1, first half: {@value #URL_PROPERTY}, if set; same rules as {@link #fromEnvironment}. */
+    static Optional<LocatedDatabase> fromProperty(Map<String, String> properties) {
+        String raw = properties.get(URL_PROPERTY);
+        if (raw == null || raw.isBlank()) {
+            return Optional.empty();
+        }
+        DatabaseUrl url;
+        try {
+            url = DatabaseUrl.parse(raw);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(URL_PROPERTY + " is set but unusable: " + e.getMessage(), e);
+        }
+        return Optional.of(new LocatedDatabase(url, LocatedDatabase.Source.ENVIRONMENT,
+                URL_PROPERTY + " (" + url.r2dbcUrl() + ")"));
+    }
+
+    /**
+     * Whether step 2 runs: {@value #PROBE_LOCAL_PROPERTY}, else {@value #PROBE_LOCAL_ENV}, else true. Accepts
+     * {@code true}/{@code false} (any case, surrounding blanks ignored).
+     *
+     * @throws IllegalArgumentException for any other value, naming the setting
+     */
+    static boolean probeLocal(Map<String, String> env, Map<String, String> properties) {
+        String property = properties.get(PROBE_LOCAL_PROPERTY);
+        if (property != null && !property.isBlank()) {
+            return parseSwitch(PROBE_LOCAL_PROPERTY, property);
+        }
+        String variable = env.get(PROBE_LOCAL_ENV);
+        if (variable != null && !variable.isBlank()) {
+            return parseSwitch(PROBE_LOCAL_ENV, variable);
+        }
+        return true;
+    }
+
+    private static boolean parseSwitch(String name, String raw) {
+        String v = raw.strip();
+        if (v.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (v.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new IllegalArgumentException(name + " must be true or false, got '" + raw + "'");
+    }
+
+    private static Map<String, String> systemProperties() {
+        Map<String, String> props = new java.util.HashMap<>();
+        for (String name : List.of(URL_PROPERTY, PROBE_LOCAL_PROPERTY)) {
+            String v = System.getProperty(name);
+            if (v != null) {
+                props.put(name, v);
+            }
+        }
+        return props;
     }
 
     /** Login names to try on a local server, in order, without duplicates. */

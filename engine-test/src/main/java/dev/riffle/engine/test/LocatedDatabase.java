@@ -22,7 +22,10 @@ public record LocatedDatabase(DatabaseUrl url, Source source, String description
 
     /** The lookup step that produced a {@link LocatedDatabase}, in the order the locator tries them. */
     public enum Source {
-        /** The {@value DatabaseLocator#URL_ENV} environment variable. */
+        /**
+         * An explicit URL: the {@value DatabaseLocator#URL_PROPERTY} system property or the
+         * {@value DatabaseLocator#URL_ENV} environment variable.
+         */
         ENVIRONMENT,
         /** A server already listening on 127.0.0.1:5432. */
         LOCAL_SERVER,

@@ -78,8 +78,13 @@ public final class RiffleDatabaseExtension implements BeforeAllCallback, AfterAl
 
     @Override
     public Object resolveParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
-        ExtensionContext classContext = classContext(extensionContext).orElseThrow(() -> new ParameterResolutionException(
-                "TestDatabase can only be injected within a test class, not into " + extensionContext.getDisplayName()));
+        return testDatabaseFor(extensionContext);
+    }
+
+    /** The schema of the test class {@code context} belongs to (created on first need); for the engine extension. */
+    static TestDatabase testDatabaseFor(ExtensionContext context) {
+        ExtensionContext classContext = classContext(context).orElseThrow(() -> new ParameterResolutionException(
+                "TestDatabase can only be injected within a test class, not into " + context.getDisplayName()));
         return testDatabase(classContext);
     }
 

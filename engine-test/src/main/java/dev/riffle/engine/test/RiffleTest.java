@@ -17,6 +17,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@link TestDatabase} parameter to get at it. {@code @Nested} classes get a schema of their own, migrated with the
  * settings of the nearest annotated class.
  *
+ * <p>{@link RiffleEngineExtension} injects started engines on that schema: declare a {@link dev.riffle.engine.Riffle}
+ * or {@link RiffleTestKit} parameter (closed after the test), or a {@link ManualRiffle} for an engine whose maintenance
+ * runs only when the test says so. Implement {@link RiffleTestConfig} to adjust their configuration.
+ *
  * <p>{@link SchedulerErrorGuard} fails a test during which an exception escaped onto a Reactor scheduler.
  *
  * <p>The slot counts are install-time settings of the schema; tests that exercise ring rotation can shrink them to make
@@ -27,6 +31,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Documented
 @Inherited
 @ExtendWith(RiffleDatabaseExtension.class)
+@ExtendWith(RiffleEngineExtension.class)
 @ExtendWith(SchedulerErrorGuard.class)
 public @interface RiffleTest {
 

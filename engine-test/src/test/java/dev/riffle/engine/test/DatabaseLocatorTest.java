@@ -160,6 +160,47 @@ class DatabaseLocatorTest {
         assertThat(DatabaseLocator.dockerHintPresent(Map.of(), home)).isTrue();
     }
 
+    @Test
+    void theLocalProbeIsOnUnlessTurnedOffAndThePropertyWins() {
+        assertThat(DatabaseLocator.probeLocal(Map.of(), Map.of())).isTrue();
+        assertThat(DatabaseLocator.probeLocal(Map.of(DatabaseLocator.PROBE_LOCAL_ENV, "false"), Map.of())).isFalse();
+        assertThat(DatabaseLocator.probeLocal(Map.of(), Map.of(DatabaseLocator.PROBE_LOCAL_PROPERTY, " FALSE "))).isFalse();
+        assertThat(DatabaseLocator.probeLocal(Map.of(DatabaseLocator.PROBE_LOCAL_ENV, "false"),
+                Map.of(DatabaseLocator.PROBE_LOCAL_PROPERTY, "true"))).isTrue();
+        assertThatThrownBy(() -> DatabaseLocator.probeLocal(Map.of(DatabaseLocator.PROBE_LOCAL_ENV, "nope"), Map.of()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(DatabaseLocator.PROBE_LOCAL_ENV).hasMessageContaining("true or false");
+    }
+
+    @Test
+    void withTheProbeOffALocalServerIsPassedOver(@TempDir Path home) {
+        assumeTrue(listening(DatabaseLocator.LOCAL_HOST, DatabaseLocator.LOCAL_PORT), "no server on 127.0.0.1:5432");
+        assumeTrue(!Files.exists(Path.of("/var/run/docker.sock")), "this machine has a Docker socket");
+        // The probe on: the local server is taken (what the default lookup does here).
+        assertThat(DatabaseLocator.lookUp(Map.of(), Map.of(), DatabaseLocator.LOCAL_HOST, DatabaseLocator.LOCAL_PORT,
+                home).source()).isEqualTo(LocatedDatabase.Source.LOCAL_SERVER);
+
+        LocatedDatabase located = DatabaseLocator.lookUp(Map.of(), Map.of(DatabaseLocator.PROBE_LOCAL_PROPERTY, "false"),
+                DatabaseLocator.LOCAL_HOST, DatabaseLocator.LOCAL_PORT, home);
+
+        assertThat(located.source()).isEqualTo(LocatedDatabase.Source.EMBEDDED);
+        assertThat(located.url().port()).isNotEqualTo(DatabaseLocator.LOCAL_PORT);
+    }
+
+    @Test
+    void theUrlPropertyWinsOverTheEnvironment(@TempDir Path home) {
+        LocatedDatabase located = DatabaseLocator.lookUp(
+                Map.of(DatabaseLocator.URL_ENV, "postgres://env@db.example:1111/envdb"),
+                Map.of(DatabaseLocator.URL_PROPERTY, "postgres://prop@db.example:2222/propdb"),
+                "127.0.0.1", 1, home);
+
+        assertThat(located.source()).isEqualTo(LocatedDatabase.Source.ENVIRONMENT);
+        assertThat(located.url().port()).isEqualTo(2222);
+        assertThat(located.description()).contains(DatabaseLocator.URL_PROPERTY);
+        assertThatThrownBy(() -> DatabaseLocator.fromProperty(Map.of(DatabaseLocator.URL_PROPERTY, "mysql://x/y")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(DatabaseLocator.URL_PROPERTY);
+    }
+
     private static boolean listening(String host, int port) {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress(host, port), 300);
