@@ -137,6 +137,11 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         }
         if (listenConnectionFactory != null) {
             requirePostgres("listenConnectionFactory", listenConnectionFactory);
+            if (dev.riffle.engine.internal.sql.Connections.isPooled(listenConnectionFactory)) {
+                throw new IllegalArgumentException("listenConnectionFactory must open sessions of its own, not pooled "
+                        + "connections (LISTEN and the leader's advisory lock live as long as the engine): pass the "
+                        + "driver's PostgresqlConnectionFactory, e.g. connectionPool.unwrap()");
+            }
         }
         if (migrate && url == null && migrationUrl == null) {
             throw new IllegalArgumentException("migrate(true) with a connectionFactory needs migrationUrl(...): Flyway "

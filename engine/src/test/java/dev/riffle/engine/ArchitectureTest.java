@@ -76,8 +76,24 @@ class ArchitectureTest {
     static final ArchRule MICROMETER_STAYS_IN_ITS_BINDING = noClasses()
             .that().resideInAPackage("dev.riffle.engine..")
             .and().doNotHaveFullyQualifiedName("dev.riffle.engine.internal.metrics.MicrometerBinding")
+            .and().doNotHaveFullyQualifiedName("dev.riffle.engine.RiffleConfig$Builder")
             .should().dependOnClassesThat().resideInAPackage("io.micrometer..")
             .because("micrometer-core is optional: only the lazily loaded binding may touch it");
+
+    /** The builder may name {@code MeterRegistry}, and only as the parameter of {@code meterRegistry(...)}. */
+    static final ArchRule BUILDER_NAMES_MICROMETER_ONLY_IN_ITS_SETTER = classes()
+            .that().haveFullyQualifiedName("dev.riffle.engine.RiffleConfig$Builder")
+            .should(new com.tngtech.archunit.lang.ArchCondition<JavaClass>("touch Micrometer only in meterRegistry's parameter") {
+                @Override
+                public void check(JavaClass c, com.tngtech.archunit.lang.ConditionEvents events) {
+                    for (com.tngtech.archunit.core.domain.Dependency d : c.getDirectDependenciesFromSelf()) {
+                        if (d.getTargetClass().getPackageName().startsWith("io.micrometer")
+                                && !d.getDescription().matches("Method <[^>]*\\.meterRegistry\\([^>]*> has parameter of type .*")) {
+                            events.add(com.tngtech.archunit.lang.SimpleConditionEvent.violated(c, d.getDescription()));
+                        }
+                    }
+                }
+            });
 
     // API_NAMES_ONLY_THE_SPI does not list Jackson: the api package needs it, but only inside the package-private
     // check (it cannot live in internal, which api may not use). This rule keeps it there, so JSON is judged in one
@@ -190,6 +206,7 @@ class ArchitectureTest {
     @Test
     void micrometerIsConfinedToItsBinding() {
         MICROMETER_STAYS_IN_ITS_BINDING.check(main);
+        BUILDER_NAMES_MICROMETER_ONLY_IN_ITS_SETTER.check(main);
     }
 
     @Test

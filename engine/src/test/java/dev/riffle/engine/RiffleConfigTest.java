@@ -149,10 +149,102 @@ class RiffleConfigTest {
         assertThat(base().schema(schema).build().schema()).isEqualTo(schema);
     }
 
+    private static io.r2dbc.postgresql.PostgresqlConnectionFactory postgres() {
+        // Building a factory connects to nothing.
+        return new io.r2dbc.postgresql.PostgresqlConnectionFactory(io.r2dbc.postgresql.PostgresqlConnectionConfiguration
+                .builder().host("db").database("app").username("app").build());
+    }
+
+    private static io.r2dbc.pool.ConnectionPool pool(io.r2dbc.spi.ConnectionFactory f) {
+        return new io.r2dbc.pool.ConnectionPool(io.r2dbc.pool.ConnectionPoolConfiguration.builder(f).initialSize(0).build());
+    }
+
     @Test
-    void urlIsRequired() {
+    void neitherUrlNorConnectionFactoryIsAClearError() {
         assertThatThrownBy(() -> RiffleConfig.builder().build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("url");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("a database is required: set url(...) or connectionFactory(...)");
+    }
+
+    @Test
+    void urlAndConnectionFactoryTogetherAreAClearError() {
+        assertThatThrownBy(() -> base().connectionFactory(postgres()).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("url and connectionFactory are both set: set exactly one");
+    }
+
+    @Test
+    void aConnectionFactoryStandsInForTheUrl() {
+        var pool = pool(postgres());
+        try {
+            RiffleConfig c = RiffleConfig.builder().connectionFactory(pool).migrate(false).build();
+            assertThat(c.url()).isNull();
+            assertThat(c.connectionFactory()).isSameAs(pool);
+            assertThat(c.listenConnectionFactory()).isNull();
+            assertThat(c.migrationUrl()).isNull();
+            var listen = postgres();
+            RiffleConfig explicit = RiffleConfig.builder().connectionFactory(pool).listenConnectionFactory(listen)
+                    .migrationUrl("postgres://db/app").build();
+            assertThat(explicit.listenConnectionFactory()).isSameAs(listen);
+            assertThat(explicit.migrate()).isTrue();
+            assertThat(explicit.migrationUrl()).isEqualTo(DatabaseUrl.parse("postgres://db/app"));
+        } finally {
+            pool.dispose();
+        }
+    }
+
+    @Test
+    void migrateWithAConnectionFactoryNeedsTheMigrationUrl() {
+        // The default (migrate on) with a factory and nothing Flyway could connect to fails at build(), not at start.
+        assertThatThrownBy(() -> RiffleConfig.builder().connectionFactory(postgres()).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("migrationUrl").hasMessageContaining("migrate(false)");
+    }
+
+    @Test
+    void aListenFactoryWithoutAConnectionFactoryOrAPooledOneIsRefused() {
+        assertThatThrownBy(() -> base().listenConnectionFactory(postgres()).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("listenConnectionFactory is only for");
+        var pool = pool(postgres());
+        try {
+            assertThatThrownBy(() -> RiffleConfig.builder().connectionFactory(postgres()).migrate(false)
+                    .listenConnectionFactory(pool).build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not pooled connections");
+        } finally {
+            pool.dispose();
+        }
+    }
+
+    @Test
+    void aFactoryOfAnotherDriverIsRefused() {
+        io.r2dbc.spi.ConnectionFactory other = new io.r2dbc.spi.ConnectionFactory() {
+            @Override
+            public org.reactivestreams.Publisher<? extends io.r2dbc.spi.Connection> create() {
+                return reactor.core.publisher.Mono.error(new UnsupportedOperationException());
+            }
+
+            @Override
+            public io.r2dbc.spi.ConnectionFactoryMetadata getMetadata() {
+                return () -> "H2";
+            }
+        };
+        assertThatThrownBy(() -> RiffleConfig.builder().connectionFactory(other).migrate(false).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("connectionFactory must be a PostgreSQL factory").hasMessageContaining("'H2'");
+    }
+
+    @Test
+    void aMeterRegistryOfTheWrongTypeNoLongerPassesBuild() {
+        // The builder method is typed; the record's canonical constructor (the Object component) refuses it too.
+        RiffleConfig ok = base().build();
+        assertThatThrownBy(() -> new RiffleConfig(ok.url(), null, null, null, ok.schema(), ok.migrate(), ok.poolSize(),
+                ok.applicationName(), ok.maxClaimBatch(), ok.completionBatchSize(), ok.completionWindow(),
+                ok.completionFlushConcurrency(), ok.pollInterval(), ok.safetyPollInterval(), ok.busyRetryDelay(),
+                ok.claimLinger(), ok.cursorAdvanceDelay(), ok.maxArgsBytes(), ok.workPendingOutcomes(),
+                ok.workPrefetch(), ok.claimConcurrency(), ok.queues(), ok.dlqByDefault(), ok.maintenance(),
+                "not a registry", ok.clock(), ok.scheduler()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("meterRegistry must be an io.micrometer.core.instrument.MeterRegistry");
     }
 
     @Test

@@ -11,7 +11,7 @@
 -- repeated without the skipped lanes so that their backlog cannot fill the batch and starve every other lane.
 -- Each pass adds at least one skipped lane or ends the loop.
 CREATE OR REPLACE FUNCTION ${schema}.promote_due(p_limit int) RETURNS int
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     v_q       text[] := '{}';
     v_p       smallint[] := '{}';

@@ -17,7 +17,7 @@
 -- workers are told through the cancel channel. Cutoffs use the database clock.
 CREATE OR REPLACE FUNCTION ${schema}.rescue_stale(p_stale_secs double precision, p_budget int, p_window int, p_dlq boolean)
 RETURNS TABLE (job_id bigint, run_lease bigint, disposition text)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 #variable_conflict use_column
 DECLARE
     c        record;
@@ -182,7 +182,7 @@ $$;
 -- parked on a callback has its deadline suspended (NULL), and callback-timeout rescue owns it.
 CREATE OR REPLACE FUNCTION ${schema}.rescue_deadlines(p_budget int, p_window int, p_dlq boolean)
 RETURNS TABLE (job_id bigint, run_lease bigint, disposition text)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 #variable_conflict use_column
 DECLARE
     c         record;
@@ -363,7 +363,7 @@ $$;
 -- told through the cancel channel. Cutoffs use the database clock.
 CREATE OR REPLACE FUNCTION ${schema}.rescue_leases(p_stale_secs double precision, p_budget int, p_dlq boolean)
 RETURNS TABLE (job_id bigint, run_lease bigint, disposition text)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 #variable_conflict use_column
 DECLARE
     v_locked record;

@@ -136,7 +136,7 @@ CREATE OR REPLACE FUNCTION ${schema}.rotate_ring(p_ring text, p_min_secs double 
                                                  p_max_age_secs double precision DEFAULT NULL,
                                                  p_max_rows bigint DEFAULT NULL)
 RETURNS text
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     c      record;
     n      int := ${schema}.ring_slot_count(p_ring);
@@ -312,7 +312,7 @@ $$;
 CREATE OR REPLACE FUNCTION ${schema}.prune_ring(p_ring text, p_lock_timeout text, p_failed_retention_secs int,
                                                 p_history_retention_secs int DEFAULT 0)
 RETURNS text
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     c        record;
     n        int := ${schema}.ring_slot_count(p_ring);

@@ -99,7 +99,7 @@ $$;
 CREATE OR REPLACE FUNCTION ${schema}.heartbeat(p_claim_slots int[], p_job_ids bigint[], p_run_leases bigint[],
                                     p_receipt_ids bigint[], p_progress jsonb[])
 RETURNS TABLE (job_id bigint, run_lease bigint)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 #variable_conflict use_column
 DECLARE
     v_slot int;
@@ -134,7 +134,7 @@ $$;
 CREATE OR REPLACE FUNCTION ${schema}.register_callback(p_claim_slot int, p_batch_id bigint, p_idx int, p_job_id bigint,
                                             p_run_lease bigint, p_receipt_id bigint, p_timeout_secs double precision)
 RETURNS TABLE (status text, callback_id uuid, timeout_at timestamptz, lease_slot int)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 #variable_conflict use_column
 DECLARE
     v_id      uuid := gen_random_uuid();
@@ -217,7 +217,7 @@ $$;
 -- Returns status 'waiting' | 'resolved' (with payload) | 'gone' (timed out, or the attempt ended).
 CREATE OR REPLACE FUNCTION ${schema}.park_callback(p_job_id bigint, p_run_lease bigint, p_callback_id uuid)
 RETURNS TABLE (status text, payload jsonb)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 #variable_conflict use_column
 DECLARE
     v_payload jsonb;
@@ -237,7 +237,7 @@ $$;
 -- Where a parked callback stands (read only): 'resolved' (with payload) | 'waiting' | 'gone'.
 CREATE OR REPLACE FUNCTION ${schema}.callback_status(p_job_id bigint, p_run_lease bigint, p_callback_id uuid)
 RETURNS TABLE (status text, payload jsonb)
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE SET plan_cache_mode = force_custom_plan AS $$
 #variable_conflict use_column
 DECLARE
     v_payload jsonb := ${schema}.callback_resolution(p_job_id, p_run_lease, p_callback_id);
@@ -258,7 +258,7 @@ $$;
 -- only if it still carries this callback id; record {callback_id, payload} in attempt_state and NOTIFY the
 -- callback channel so the parked handler wakes. Returns 'resumed' | 'already_resolved' | 'not_found'.
 CREATE OR REPLACE FUNCTION ${schema}.resume_external(p_callback_id uuid, p_payload jsonb) RETURNS text
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     l record;
 BEGIN

@@ -23,7 +23,7 @@
 -- releases every lock it took (its claim head row included), so the next try again starts with advisory locks
 -- only. A try that finds nothing has written nothing, so the rollback loses nothing.
 CREATE OR REPLACE FUNCTION ${schema}.cancel_job(p_job_id bigint) RETURNS text
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     r       record;
     d       record;
@@ -152,7 +152,7 @@ $$;
 -- lane frees makes it ready. So the admin call never blocks behind a producer and never silently does nothing: a
 -- returned id has left the DLQ and will run, either at once or as soon as its lane is free.
 CREATE OR REPLACE FUNCTION ${schema}.dlq_retry(p_job_ids bigint[]) RETURNS SETOF bigint
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     r     record;
     l     record;

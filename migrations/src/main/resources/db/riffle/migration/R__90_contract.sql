@@ -15,7 +15,7 @@ $$;
 -- Destructive-upgrade guard (docs/design/maintenance.md): a legacy open_receipt_claims frontier table is dropped when empty;
 -- when it holds rows, nothing is touched and the row count is returned so startup can refuse. -1: no such table.
 CREATE OR REPLACE FUNCTION ${schema}.upgrade_guard() RETURNS bigint
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     v_n bigint;
 BEGIN
