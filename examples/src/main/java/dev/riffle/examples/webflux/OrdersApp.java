@@ -142,16 +142,19 @@ public final class OrdersApp implements AutoCloseable {
         ConnectionPool pool = null;
         Disposable worker = null;
         try {
-            // Built first so an invalid schema name fails before anything is dropped.
+            // One pool for the app's transactions and the engine (README, "Your own ConnectionFactory"); the
+            // engine's LISTEN and leader sessions come from the pool's unwrapped driver factory. Flyway needs JDBC
+            // coordinates, hence migrationUrl. Built first so an invalid schema name fails before anything is dropped.
+            pool = appConnectionPool(db.url());
             RiffleConfig config = RiffleConfig.builder()
-                    .url(db.url())
+                    .connectionFactory(pool)
+                    .migrationUrl(db.url())
                     .schema(settings.riffleSchema())
                     .migrate(true)
                     .applicationName("orders-app.riffle")
                     .build();
             resetAppSchema(db, settings);
             riffle = Objects.requireNonNull(Riffle.start(config).block(START_TIMEOUT), "engine");
-            pool = appConnectionPool(db.url());
             worker = startWorker(riffle, pool, settings.appSchema());
 
             OrderHandlers handlers = new OrderHandlers(riffle, pool, settings.appSchema(), settings.riffleSchema());
@@ -252,7 +255,10 @@ public final class OrdersApp implements AutoCloseable {
         }
     }
 
-    /** The app's own pool: its transactions are its business, not the engine's. */
+    /**
+     * The app's own pool: its transactions are its business; the engine borrows connections from it too and never
+     * closes it (the app does, after the engine).
+     */
     private static ConnectionPool appConnectionPool(DatabaseUrl url) {
         PostgresqlConnectionConfiguration.Builder cfg = PostgresqlConnectionConfiguration.builder()
                 .host(url.host())
@@ -266,7 +272,8 @@ public final class OrdersApp implements AutoCloseable {
         return new ConnectionPool(ConnectionPoolConfiguration.builder(new PostgresqlConnectionFactory(cfg.build()))
                 .name("orders-app")
                 .initialSize(1)
-                .maxSize(8)
+                // The app's requests and the engine's claims, completions and maintenance share it.
+                .maxSize(16)
                 .maxAcquireTime(Duration.ofSeconds(10))
                 .build());
     }
