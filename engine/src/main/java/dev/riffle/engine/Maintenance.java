@@ -84,6 +84,18 @@ public final class Maintenance {
         return leadership != null && leadership.isLeader();
     }
 
+    /**
+     * Whether some process (this one or another engine on the same schema) holds the maintenance leader lock now:
+     * true while promotion, rotation, rescue and DLQ retention run somewhere. Read from {@code pg_locks} on a pooled
+     * connection; works with this process's maintenance disabled too. Cold. A health check's "leader known".
+     */
+    public Mono<Boolean> leaderPresent() {
+        if (isLeader()) {
+            return Mono.just(true);
+        }
+        return db.query("leader_present", st -> {}, row -> row.get("present", Boolean.class)).single();
+    }
+
     /** How many times this process became leader. */
     public long leaderTerms() {
         return leadership == null ? 0 : leadership.terms();

@@ -6,6 +6,16 @@ SELECT pg_try_advisory_lock(hashtextextended(${schema_literal} || '.maintenance'
 -- name: leader_unlock
 SELECT pg_advisory_unlock(hashtextextended(${schema_literal} || '.maintenance', 0)) AS released
 
+-- name: leader_present
+-- Whether any session of this database (this process's leader or another's) holds the leader lock above. pg_locks
+-- shows a bigint advisory key as its high half in classid, its low half in objid, and objsubid 1.
+SELECT EXISTS (
+    SELECT 1 FROM pg_catalog.pg_locks
+     WHERE locktype = 'advisory' AND granted AND objsubid = 1
+       AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+       AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(${schema_literal} || '.maintenance', 0)
+) AS present
+
 -- name: ping
 SELECT 1 AS one
 
