@@ -125,27 +125,21 @@ $$;
 CREATE OR REPLACE FUNCTION ${schema}.define_complete_compact() RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
+    -- The lease probe: only in the statement for when the lease ring holds any lease ($8). One static statement with
+    -- "NOT $8 OR NOT EXISTS (...)" would keep the probe of the partitioned leases parent in its generic plan, so every
+    -- completion would lock every lease child (and queue behind a lease-ring prune's TRUNCATE); the statement built
+    -- per call used to drop it at plan time.
+    c_lease_probe constant text :=
+        '               AND NOT EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl)' || E'\n';
     n      int;
     s      int;
     v_arms text := '';
+    v_stmt text;
 BEGIN
     -- Not ring_slot_count(): R__60_ring.sql, which defines it, is applied after this file on a new schema.
     SELECT c.slot_count INTO n FROM ${schema}.claim_ring_state c;
     FOR s IN 0 .. n - 1 LOOP
-        EXECUTE format($f$
-CREATE OR REPLACE FUNCTION %1$s.%2$I(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
-                                     p_run_leases bigint[], p_receipt_ids bigint[], p_slot int, p_leases boolean)
-RETURNS bigint[]
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $fn$
-DECLARE
-    v_part bigint[];
-BEGIN
-%3$s
-    INTO v_part;
-    RETURN v_part;
-END
-$fn$
-$f$, '${schema}', 'complete_compact_' || s, format($q$
+        v_stmt := $q$
         WITH f AS (
             SELECT DISTINCT ON (x.rid) x.*
               FROM unnest($1::int[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[])
@@ -161,8 +155,7 @@ $f$, '${schema}', 'complete_compact_' || s, format($q$
              WHERE f.idx BETWEEN 1 AND b.claimed_count
                AND b.job_ids[f.idx] = f.jid AND b.run_leases[f.idx] = f.rl AND b.receipt_ids[f.idx] = f.rid
                AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I c WHERE c.receipt_ranges @> f.rid)
-               AND (NOT $8 OR NOT EXISTS (SELECT 1 FROM %1$s.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl))
-        ),
+%4$s        ),
         gone AS (
             DELETE FROM %1$s.attempt_state a USING ok WHERE a.job_id = ok.jid AND a.run_lease = ok.rl
         ),
@@ -186,7 +179,28 @@ $f$, '${schema}', 'complete_compact_' || s, format($q$
              GROUP BY ok.ready_slot, ok.ready_generation, ok.queue, ok.priority, ok.enqueue_shard
         )
         SELECT coalesce(array_agg(ok.ord), '{}') FROM ok
-        $q$, '${schema}', 'lease_claim_batches_' || s, 'lease_claim_closure_batches_' || s));
+        $q$;
+        EXECUTE format($f$
+CREATE OR REPLACE FUNCTION %1$s.%2$I(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
+                                     p_run_leases bigint[], p_receipt_ids bigint[], p_slot int, p_leases boolean)
+RETURNS bigint[]
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $fn$
+DECLARE
+    v_part bigint[];
+BEGIN
+    IF $8 THEN
+%3$s
+        INTO v_part;
+    ELSE
+%4$s
+        INTO v_part;
+    END IF;
+    RETURN v_part;
+END
+$fn$
+$f$, '${schema}', 'complete_compact_' || s,
+             format(v_stmt, '${schema}', 'lease_claim_batches_' || s, 'lease_claim_closure_batches_' || s, c_lease_probe),
+             format(v_stmt, '${schema}', 'lease_claim_batches_' || s, 'lease_claim_closure_batches_' || s, ''));
         v_arms := v_arms || format(E'\n        WHEN %s THEN RETURN %s.%I($1, $2, $3, $4, $5, $6, $7, $8);', s, '${schema}',
                                    'complete_compact_' || s);
     END LOOP;
