@@ -126,9 +126,9 @@ CREATE OR REPLACE FUNCTION ${schema}.define_complete_compact() RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     -- The lease probe: only in the statement for when the lease ring holds any lease ($8). One static statement with
-    -- "NOT $8 OR NOT EXISTS (...)" would keep the probe of the partitioned leases parent in its generic plan, so every
-    -- completion would lock every lease child (and queue behind a lease-ring prune's TRUNCATE); the statement built
-    -- per call used to drop it at plan time.
+    -- "NOT $8 OR NOT EXISTS (...)" would keep the probe, an Append over every lease child, in its generic plan, to be
+    -- initialised on every completion; the statement built per call used to drop it at plan time. (The locks on the
+    -- lease children are taken anyway, by complete_compact's EXISTS on the leases parent.)
     c_lease_probe constant text :=
         '               AND NOT EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl)' || E'\n';
     n      int;
