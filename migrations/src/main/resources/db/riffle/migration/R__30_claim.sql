@@ -71,7 +71,6 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     n      int;
     s      int;
-    v_arms text := '';
 BEGIN
     SELECT q.slot_count INTO n FROM ${schema}.queue_ring_state q;
     FOR s IN 0 .. n - 1 LOOP
@@ -97,21 +96,12 @@ BEGIN
 END
 $fn$
 $f$, '${schema}', 'lane_probe_' || s, 'ready_claim_attempt_batches_' || s, 'ready_tombstones_' || s);
-        v_arms := v_arms || format(E'\n        WHEN %s THEN SELECT * INTO ev_first, ev_ranges, dead FROM %s.%I($1, $2, $3, $4, $5, $6);',
-                                   s, '${schema}', 'lane_probe_' || s);
     END LOOP;
 
-    EXECUTE format($f$
-CREATE OR REPLACE FUNCTION %1$s.lane_probe(p_slot int, p_generation bigint, p_queue text, p_priority smallint,
-                                           p_shard smallint, p_pos bigint,
-                                           OUT ev_first bigint, OUT ev_ranges int8multirange, OUT dead boolean)
-LANGUAGE plpgsql VOLATILE AS $fn$
-BEGIN
-    CASE p_slot %2$s
-    END CASE;
-END
-$fn$
-$f$, '${schema}', v_arms);
+    PERFORM ${schema}.define_slot_dispatcher('lane_probe', 'lane_probe',
+        'p_slot int, p_generation bigint, p_queue text, p_priority smallint, p_shard smallint, p_pos bigint,
+         OUT ev_first bigint, OUT ev_ranges int8multirange, OUT dead boolean',
+        '', 'p_slot', 'SELECT * INTO ev_first, ev_ranges, dead FROM %s($1, $2, $3, $4, $5, $6)', n);
 END
 $$;
 
@@ -257,16 +247,16 @@ $$;
 -- never wrong: the caller claims again. The sel, items and evidence parts of this statement are the same text in
 -- claim_materialized (R__70_long_attempts.sql); ClaimTemplatesTest holds them equal.
 --
--- Static statements per ready slot (docs/adr/0009): define_claim_compact writes one function claim_compact_<slot>
--- per queue-ring slot, whose statement names that slot's children, and claim_compact, which picks the slot's
--- function with a CASE. The statement used to be built with format() and run with EXECUTE on every claim, and parsing
--- and planning it was about 40 % of a backend's CPU in a loop of 16-job claims and completions (perf, session 4);
--- a static statement is planned once per session and slot (generic plan) and replanned only when its child changes
--- (a prune's TRUNCATE). Naming the child keeps the claim's locks on that one slot, as before (docs/design/lock-order.md):
--- a prune holding another slot never blocks it. The claim slot is only known at run time, so the batch row goes
--- through the lease_claim_batches parent, whose tuple routing locks just the current claim slot's child. The ring's
--- slot count is fixed when the schema is created (V1), so the functions are written once here, whenever this file
--- is applied.
+-- Static statements per ready slot (docs/adr/0009): define_claim_compact writes one function claim_compact_<slot> per
+-- queue-ring slot, whose statement names that slot's children, and claim_compact_slot, which picks the slot's
+-- function with a CASE (define_slot_dispatcher, R__02_slot_functions.sql); claim_compact, below, calls it. The
+-- statement used to be built with format() and run with EXECUTE on every claim, and parsing and planning it was about
+-- 40 % of a backend's CPU in a loop of 16-job claims and completions (perf, session 4); a static statement is planned
+-- once per session and slot (generic plan) and replanned only when its child changes (a prune's TRUNCATE). Naming the
+-- child keeps the claim's locks on that one slot, as before (docs/design/lock-order.md): a prune holding another slot
+-- never blocks it. The claim slot is only known at run time, so the batch row goes through the lease_claim_batches
+-- parent, whose tuple routing locks just the current claim slot's child. The ring's slot count is fixed when the
+-- schema is created (V1), so the functions are written once here, whenever this file is applied.
 CREATE OR REPLACE FUNCTION ${schema}.define_claim_compact() RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -278,7 +268,6 @@ DECLARE
                payload jsonb, lease_slot int';
     n      int;
     s      int;
-    v_arms text := '';
 BEGIN
     SELECT q.slot_count INTO n FROM ${schema}.queue_ring_state q;
     FOR s IN 0 .. n - 1 LOOP
@@ -338,17 +327,28 @@ $f$, '${schema}', 'claim_compact_' || s, c_cols, format($q$
       FROM items i CROSS JOIN cb
      ORDER BY i.idx
     $q$, '${schema}', 'ready_entries_' || s, 'ready_tombstones_' || s, 'ready_claim_attempt_batches_' || s));
-        v_arms := v_arms || format(E'\n        WHEN %s THEN RETURN QUERY SELECT * FROM %s.%I(p_queue, p_priority, p_shard,'
-                                   ' p_from_lane_seq, p_ready_generation, p_limit, p_ready_slot, v_claim_slot,'
-                                   ' v_claimed_at, v_deadline);', s, '${schema}', 'claim_compact_' || s);
     END LOOP;
 
-    EXECUTE format($f$
-CREATE OR REPLACE FUNCTION %1$s.claim_compact(p_queue text, p_priority smallint, p_shard smallint,
+    PERFORM ${schema}.define_slot_dispatcher('claim_compact_slot', 'claim_compact',
+        'p_queue text, p_priority smallint, p_shard smallint, p_from_lane_seq bigint, p_ready_generation bigint,
+         p_limit int, p_ready_slot int, p_claim_slot int, p_claimed_at timestamptz, p_deadline timestamptz',
+        'RETURNS TABLE (' || c_cols || ')', 'p_ready_slot',
+        'RETURN QUERY SELECT * FROM %s($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', n);
+END
+$$;
+
+SELECT ${schema}.define_claim_compact();
+
+-- Step F's entry (claim_ready calls it): the claim's one clock reading, its deadline and the current claim slot, then
+-- the ready slot's statement through claim_compact_slot.
+CREATE OR REPLACE FUNCTION ${schema}.claim_compact(p_queue text, p_priority smallint, p_shard smallint,
                                         p_ready_slot int, p_ready_generation bigint, p_from_lane_seq bigint,
                                         p_limit int, p_deadline_secs int)
-RETURNS TABLE (%2$s)
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $fn$
+RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
+               run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
+               ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
+               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb, lease_slot int)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_claimed_at timestamptz;
     v_deadline   timestamptz;
@@ -356,16 +356,12 @@ DECLARE
 BEGIN
     v_claimed_at := clock_timestamp();
     v_deadline   := CASE WHEN p_deadline_secs > 0 THEN v_claimed_at + make_interval(secs => p_deadline_secs) END;
-    SELECT cr.slot INTO v_claim_slot FROM %1$s.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
-    CASE p_ready_slot %3$s
-    END CASE;
-END
-$fn$
-$f$, '${schema}', c_cols, v_arms);
+    SELECT cr.slot INTO v_claim_slot FROM ${schema}.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
+    RETURN QUERY SELECT * FROM ${schema}.claim_compact_slot(p_queue, p_priority, p_shard, p_from_lane_seq,
+                                                            p_ready_generation, p_limit, p_ready_slot, v_claim_slot,
+                                                            v_claimed_at, v_deadline);
 END
 $$;
-
-SELECT ${schema}.define_claim_compact();
 
 -- Claim up to p_max jobs from one lane of the given queues (docs/design/delivery-contract.md), as one statement:
 -- select_claim_lane locks a lane head and heals its cursor (steps A and B/E), then the claim is written in the

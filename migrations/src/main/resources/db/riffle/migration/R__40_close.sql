@@ -120,8 +120,9 @@ $$;
 -- The per-claim-slot statement of complete_compact, static (docs/adr/0009; the reasons are those of
 -- define_claim_compact in R__30_claim.sql): define_complete_compact writes one complete_compact_<slot> per claim-ring
 -- slot, naming that slot's lease_claim_batches and lease_claim_closure_batches children, and complete_compact_slot,
--- which picks it with a CASE. $1..$8 in the statement are the function's parameters. The ring's slot count is fixed
--- when the schema is created (V1), so the functions are written once here, whenever this file is applied.
+-- which picks it with a CASE (define_slot_dispatcher, R__02_slot_functions.sql). $1..$8 in the statement are the
+-- function's parameters. The ring's slot count is fixed when the schema is created (V1), so the functions are written
+-- once here, whenever this file is applied.
 CREATE OR REPLACE FUNCTION ${schema}.define_complete_compact() RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -133,7 +134,6 @@ DECLARE
         '               AND NOT EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl)' || E'\n';
     n      int;
     s      int;
-    v_arms text := '';
     v_stmt text;
 BEGIN
     -- Not ring_slot_count(): R__60_ring.sql, which defines it, is applied after this file on a new schema.
@@ -201,22 +201,12 @@ $fn$
 $f$, '${schema}', 'complete_compact_' || s,
              format(v_stmt, '${schema}', 'lease_claim_batches_' || s, 'lease_claim_closure_batches_' || s, c_lease_probe),
              format(v_stmt, '${schema}', 'lease_claim_batches_' || s, 'lease_claim_closure_batches_' || s, ''));
-        v_arms := v_arms || format(E'\n        WHEN %s THEN RETURN %s.%I($1, $2, $3, $4, $5, $6, $7, $8);', s, '${schema}',
-                                   'complete_compact_' || s);
     END LOOP;
 
-    EXECUTE format($f$
-CREATE OR REPLACE FUNCTION %1$s.complete_compact_slot(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[],
-                                                       p_job_ids bigint[], p_run_leases bigint[],
-                                                       p_receipt_ids bigint[], p_slot int, p_leases boolean)
-RETURNS bigint[]
-LANGUAGE plpgsql VOLATILE AS $fn$
-BEGIN
-    CASE p_slot %2$s
-    END CASE;
-END
-$fn$
-$f$, '${schema}', v_arms);
+    PERFORM ${schema}.define_slot_dispatcher('complete_compact_slot', 'complete_compact',
+        'p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[], p_run_leases bigint[],
+         p_receipt_ids bigint[], p_slot int, p_leases boolean',
+        'RETURNS bigint[]', 'p_slot', 'RETURN %s($1, $2, $3, $4, $5, $6, $7, $8)', n);
 END
 $$;
 
