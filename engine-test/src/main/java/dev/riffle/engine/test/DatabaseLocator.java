@@ -201,23 +201,16 @@ public final class DatabaseLocator {
      * @throws IllegalArgumentException when the variable is set but not a PostgreSQL URL
      */
     static Optional<LocatedDatabase> fromEnvironment(Map<String, String> env) {
-        String raw = env.get(URL_ENV);
-        if (raw == null || raw.isBlank()) {
-            return Optional.empty();
-        }
-        DatabaseUrl url;
-        try {
-            url = DatabaseUrl.parse(raw);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(URL_ENV + " is set but unusable: " + e.getMessage(), e);
-        }
-        return Optional.of(new LocatedDatabase(url, LocatedDatabase.Source.ENVIRONMENT,
-                URL_ENV + " (" + url.r2dbcUrl() + ")"));
+        return fromSetting(URL_ENV, env.get(URL_ENV));
     }
 
     /** Step 1, first half: {@value #URL_PROPERTY}, if set; same rules as {@link #fromEnvironment}. */
     static Optional<LocatedDatabase> fromProperty(Map<String, String> properties) {
-        String raw = properties.get(URL_PROPERTY);
+        return fromSetting(URL_PROPERTY, properties.get(URL_PROPERTY));
+    }
+
+    /** A URL named by {@code name} (a system property or an environment variable): empty when unset or blank. */
+    private static Optional<LocatedDatabase> fromSetting(String name, @Nullable String raw) {
         if (raw == null || raw.isBlank()) {
             return Optional.empty();
         }
@@ -225,10 +218,9 @@ public final class DatabaseLocator {
         try {
             url = DatabaseUrl.parse(raw);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(URL_PROPERTY + " is set but unusable: " + e.getMessage(), e);
+            throw new IllegalArgumentException(name + " is set but unusable: " + e.getMessage(), e);
         }
-        return Optional.of(new LocatedDatabase(url, LocatedDatabase.Source.ENVIRONMENT,
-                URL_PROPERTY + " (" + url.r2dbcUrl() + ")"));
+        return Optional.of(new LocatedDatabase(url, LocatedDatabase.Source.ENVIRONMENT, name + " (" + url.r2dbcUrl() + ")"));
     }
 
     /**
