@@ -291,7 +291,7 @@ $f$, '${schema}', 'claim_compact_' || s, c_cols, format($q$
            AND r.lane_seq < $4 + 2 * $6 AND r.ready_generation = $5
            AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
                             WHERE t.ready_slot = $7 AND t.queue = $1 AND t.priority = $2 AND t.enqueue_shard = $3
-                              AND t.lane_seq = r.lane_seq AND t.ready_generation = $5)
+                              AND t.lane_seq = r.lane_seq AND t.ready_generation = $5 OFFSET 0)
          ORDER BY r.lane_seq
          LIMIT $6
     ),

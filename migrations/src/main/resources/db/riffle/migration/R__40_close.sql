@@ -123,6 +123,11 @@ $$;
 -- which picks it with a CASE (define_slot_dispatcher, R__02_slot_functions.sql). $1..$8 in the statement are the
 -- function's parameters. The ring's slot count is fixed when the schema is created (V1), so the functions are written
 -- once here, whenever this file is applied.
+-- Every lookup that depends on an item (its batch row, its closure, its lease) is an OFFSET 0 subquery, which the
+-- planner cannot flatten into a join: it stays a probe per item, with the item's values in the index condition. A
+-- cached generic plan is built when the child is empty (after a prune's TRUNCATE) and kept while the slot fills; built
+-- as a join it was once an index scan on claim_slot alone with batch_id as a join filter, which read every batch of
+-- the slot for every item (43 ms per completion in the bench's pinned phase).
 CREATE OR REPLACE FUNCTION ${schema}.define_complete_compact() RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -131,7 +136,8 @@ DECLARE
     -- initialised on every completion; the statement built per call used to drop it at plan time. (The locks on the
     -- lease children are taken anyway, by complete_compact's EXISTS on the leases parent.)
     c_lease_probe constant text :=
-        '               AND NOT EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl)' || E'\n';
+        '               AND NOT EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.job_id = f.jid AND l.run_lease = f.rl OFFSET 0)'
+        || E'\n';
     n      int;
     s      int;
     v_stmt text;
@@ -151,10 +157,11 @@ BEGIN
             SELECT f.ord, f.jid, f.rl, f.rid, b.ready_slot, b.ready_generation, b.queue, b.priority, b.enqueue_shard,
                    b.lane_seqs[f.idx] AS lane_seq, b.attempts[f.idx] AS attempt, b.claimed_at
               FROM f
-              JOIN %1$s.%2$I b ON b.claim_slot = $7 AND b.batch_id = f.bid
+              JOIN LATERAL (SELECT * FROM %1$s.%2$I b1 WHERE b1.claim_slot = $7 AND b1.batch_id = f.bid OFFSET 0) b
+                ON true
              WHERE f.idx BETWEEN 1 AND b.claimed_count
                AND b.job_ids[f.idx] = f.jid AND b.run_leases[f.idx] = f.rl AND b.receipt_ids[f.idx] = f.rid
-               AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I c WHERE c.receipt_ranges @> f.rid)
+               AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I c WHERE c.receipt_ranges @> f.rid OFFSET 0)
 %4$s        ),
         gone AS (
             DELETE FROM %1$s.attempt_state a USING ok WHERE a.job_id = ok.jid AND a.run_lease = ok.rl
@@ -184,7 +191,7 @@ BEGIN
 CREATE OR REPLACE FUNCTION %1$s.%2$I(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
                                      p_run_leases bigint[], p_receipt_ids bigint[], p_slot int, p_leases boolean)
 RETURNS bigint[]
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $fn$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
 DECLARE
     v_part bigint[];
 BEGIN
