@@ -245,8 +245,8 @@ public final class Riffle implements Disposable {
      * that many jobs are claimed and not yet handled). The handler's outcome is recorded exactly once: an error is a
      * retry with the queue's backoff while attempts remain; an unknown kind fails terminally with a clear reason.
      *
-     * <p>With {@link RiffleConfig#workPrefetch()} on (the default), up to {@code concurrency} more jobs are claimed
-     * ahead of the running handlers, so the next claim overlaps the handlers of the last one; they wait claimed (and
+     * <p>With {@link RiffleConfig#workPrefetch()} on (the default), up to {@code concurrency} more jobs (at least
+     * {@link RiffleConfig#WORK_PREFETCH_FLOOR}) are claimed ahead of the running handlers, so the next claim overlaps the handlers of the last one; they wait claimed (and
      * heartbeated) until a slot is free, and are released at once when the {@code Flux} is cancelled or the engine
      * closes. Queues with a deadline or materialized leases are never claimed ahead.
      *
@@ -285,10 +285,16 @@ public final class Riffle implements Disposable {
         // One window claimed ahead of the running handlers, so the next claim runs while they do (workPrefetch).
         // The second stage is PendingOutcomes rather than a second flatMap: see its javadoc for why.
         return PendingOutcomes.run(config.workPendingOutcomes(), runner::record,
-                outcomes -> subscribe(config.workPrefetch() ? concurrency : 0, queues)
+                outcomes -> subscribe(workPrefetch(config, concurrency), queues)
                         .flatMap(job -> runner.handle(job).flatMap(outcomes::admit), concurrency, 1));
     }
 
+
+    // Jobs claimed ahead of the running handlers: one window, never less than the floor, so a small handler count
+    // still claims in batches large enough to amortise a claim's fixed cost.
+    static int workPrefetch(RiffleConfig config, int concurrency) {
+        return config.workPrefetch() ? Math.max(concurrency, RiffleConfig.WORK_PREFETCH_FLOOR) : 0;
+    }
 
     /** Operator actions: cancel, DLQ. */
     public RiffleAdmin admin() {

@@ -77,4 +77,37 @@ class WorkSlotsIT extends ProbeIT {
             OutcomeKit.close(riffle);
         }
     }
+
+    @Test
+    void prefetchClaimsAtLeastTheFloorAheadOfTheHandlersAndNoMore() {
+        // Two handlers that never finish: what is claimed is their two jobs plus the prefetch, which is the floor
+        // (64), not one window of two. Without the floor this stays at four claimed jobs.
+        Riffle riffle = OutcomeKit.start(db, b -> b.queue(QueueConfig.of("wf").withEnqueueShards(1)));
+        Disposable work = null;
+        try {
+            List<NewJob> jobs = new java.util.ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                jobs.add(NewJob.builder("k").queue("wf").build());
+            }
+            long firstId = riffle.client().enqueueMany(jobs).block(TIMEOUT).get(0);
+            JobHandler never = job -> Mono.never();
+            work = riffle.work(Map.of("k", never), 2, "wf").subscribe();
+            long expected = 2 + dev.riffle.engine.RiffleConfig.WORK_PREFETCH_FLOOR;
+            // Only this test's jobs: the class shares one schema.
+            String claimed = "SELECT count(*) FROM lease_claim_batches b, unnest(b.job_ids) j WHERE j >= ?";
+            long[] seen = {-1};
+            try {
+                await("two running and the floor claimed ahead", () -> (seen[0] = db.queryLong(claimed, firstId)) == expected);
+            } catch (AssertionError e) {
+                throw new AssertionError("claimed jobs: " + seen[0] + ", expected " + expected, e);
+            }
+            OutcomeKit.pause(Duration.ofMillis(500));
+            assertThat(db.queryLong(claimed, firstId)).as("claimed jobs once the window is full").isEqualTo(expected);
+        } finally {
+            if (work != null) {
+                work.dispose();
+            }
+            OutcomeKit.close(riffle);
+        }
+    }
 }
