@@ -30,6 +30,25 @@ BEGIN
     skipped := false;
     PERFORM set_config('lock_timeout', '2ms', true);
     IF NOT p_avoid_parent THEN
+        -- Most claims read recent work: look first for the segment that holds p_after in the current queue-ring
+        -- slot. The slot is a parameter of the generic plan, so the executor prunes the scan to that one child
+        -- instead of descending every child's index (0.27-0.29 ms -> 0.16-0.20 ms per call, 16 slots, session 5).
+        -- Only a segment containing p_after is taken from it: lane segments never overlap, so no other segment
+        -- can end between p_after and its end, while a segment of the current slot that merely ends past p_after
+        -- may have older segments of the lane, in older slots, before it (LaneAcrossSlotsIT).
+        SELECT r.slot INTO s FROM ${schema}.queue_ring_rotations r ORDER BY r.generation DESC LIMIT 1;
+        SELECT rs.ready_slot, rs.ready_generation, rs.first_lane_seq, rs.next_lane_seq
+          INTO ready_slot, ready_generation, first_lane_seq, next_lane_seq
+          FROM ${schema}.ready_segments rs
+         WHERE rs.ready_slot = s
+           AND rs.queue = p_queue AND rs.priority = p_priority AND rs.enqueue_shard = p_shard
+           AND rs.next_lane_seq > p_after AND rs.first_lane_seq <= p_after
+         ORDER BY rs.next_lane_seq
+         LIMIT 1;
+        IF FOUND THEN
+            PERFORM set_config('lock_timeout', v_prev, true);
+            RETURN;
+        END IF;
         SELECT rs.ready_slot, rs.ready_generation, rs.first_lane_seq, rs.next_lane_seq
           INTO ready_slot, ready_generation, first_lane_seq, next_lane_seq
           FROM ${schema}.ready_segments rs
