@@ -263,7 +263,9 @@ $$;
 -- The range bound on lane_seq keeps the selection an index range of at most 2 x limit rows whatever the planner
 -- believes about the child (ring children are truncated and refilled faster than statistics follow; with no estimate
 -- a planner sorts every ready row of the lane for a LIMIT). Tombstones inside the range only make the claim smaller,
--- never wrong: the caller claims again. The sel, items and evidence parts of this statement are the same text in
+-- never wrong: the caller claims again. The tombstones of that range are read once per claim, as one index range of
+-- the child (an uncorrelated ARRAY sublink, evaluated once), not probed once per candidate row: a 128-job claim made
+-- 128 index descents into a child that is almost always empty. The sel, items and evidence parts of this statement are the same text in
 -- claim_materialized (R__70_long_attempts.sql); ClaimTemplatesTest holds them equal.
 --
 -- Static statements per ready slot (docs/adr/0009): define_claim_compact writes one function claim_compact_<slot> per
@@ -308,9 +310,10 @@ $f$, '${schema}', 'claim_compact_' || s, c_cols, format($q$
           FROM %1$s.%2$I r
          WHERE r.ready_slot = $7 AND r.queue = $1 AND r.priority = $2 AND r.enqueue_shard = $3 AND r.lane_seq >= $4
            AND r.lane_seq < $4 + 2 * $6 AND r.ready_generation = $5
-           AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
-                            WHERE t.ready_slot = $7 AND t.queue = $1 AND t.priority = $2 AND t.enqueue_shard = $3
-                              AND t.lane_seq = r.lane_seq AND t.ready_generation = $5 OFFSET 0)
+           AND r.lane_seq <> ALL (ARRAY(SELECT t.lane_seq FROM %1$s.%3$I t
+                                         WHERE t.ready_slot = $7 AND t.queue = $1 AND t.priority = $2
+                                           AND t.enqueue_shard = $3 AND t.lane_seq >= $4
+                                           AND t.lane_seq < $4 + 2 * $6 AND t.ready_generation = $5))
          ORDER BY r.lane_seq
          LIMIT $6
     ),

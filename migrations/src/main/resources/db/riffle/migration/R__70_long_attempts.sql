@@ -46,9 +46,10 @@ BEGIN
           FROM %1$s.%2$I r
          WHERE r.ready_slot = $7 AND r.queue = $1 AND r.priority = $2 AND r.enqueue_shard = $3 AND r.lane_seq >= $4
            AND r.lane_seq < $4 + 2 * $6 AND r.ready_generation = $5
-           AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
-                            WHERE t.ready_slot = $7 AND t.queue = $1 AND t.priority = $2 AND t.enqueue_shard = $3
-                              AND t.lane_seq = r.lane_seq AND t.ready_generation = $5 OFFSET 0)
+           AND r.lane_seq <> ALL (ARRAY(SELECT t.lane_seq FROM %1$s.%3$I t
+                                         WHERE t.ready_slot = $7 AND t.queue = $1 AND t.priority = $2
+                                           AND t.enqueue_shard = $3 AND t.lane_seq >= $4
+                                           AND t.lane_seq < $4 + 2 * $6 AND t.ready_generation = $5))
          ORDER BY r.lane_seq
          LIMIT $6
     ),
