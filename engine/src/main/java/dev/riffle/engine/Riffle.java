@@ -111,7 +111,7 @@ public final class Riffle implements Disposable {
         this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
         this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault(),
                 scheduler, config.clock());
-        this.admin = new RiffleAdmin(db);
+        this.admin = new RiffleAdmin(db, config.applicationName());
         this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), this::stats, EngineMeters.ALL);
     }
 
@@ -290,7 +290,7 @@ public final class Riffle implements Disposable {
     }
 
 
-    /** Operator actions: cancel, DLQ. */
+    /** Operator actions: cancel, pause and resume queues, cron schedules, DLQ. */
     public RiffleAdmin admin() {
         return admin;
     }
@@ -310,7 +310,8 @@ public final class Riffle implements Disposable {
             NewJob.checkName("queue", queue);
             return db.query("counts", st -> st.bind("$1", queue), row -> new QueueCounts(queue,
                     row.get("available", Long.class), row.get("in_flight", Long.class),
-                    row.get("completed", Long.class), row.get("scheduled", Long.class))).single();
+                    row.get("completed", Long.class), row.get("scheduled", Long.class),
+                    Boolean.TRUE.equals(row.get("paused", Boolean.class)))).single();
         });
     }
 

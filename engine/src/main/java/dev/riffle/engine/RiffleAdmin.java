@@ -15,7 +15,7 @@ import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
 /**
- * Operator actions: cancel by job id and DLQ management. Every method is cold and runs one transaction per
+ * Operator actions: cancel by job id, pause and resume a queue, DLQ management. Every method is cold and runs one transaction per
  * statement. A statement that fails with a deadlock or serialization failure (rolled back whole by the server) is
  * run again after a short backoff, a few times, before the error reaches the caller: an operator should not see a
  * lock conflict with the engine's own traffic as a failed action.
@@ -32,9 +32,47 @@ public final class RiffleAdmin {
             .onRetryExhaustedThrow((spec, signal) -> signal.failure());
 
     private final Db db;
+    private final String applicationName;
 
-    RiffleAdmin(Db db) {
+    RiffleAdmin(Db db, String applicationName) {
         this.db = db;
+        this.applicationName = applicationName;
+    }
+
+    /**
+     * Pauses {@code queue} for every engine on the schema: nothing of it is claimed, and none of its scheduled or
+     * retryable jobs is promoted, until {@link #resumeQueue(String)}. Enqueues keep being accepted (they wait,
+     * counted as available or scheduled), and attempts already running finish and record their outcomes as usual.
+     * Emits true when the queue was running and is paused now, false when it was paused already. A pause takes
+     * effect for claims that start after it commits; a claim already running may still hand out its batch.
+     * Errors with {@link InvalidJobException} for an invalid queue name. Cold.
+     */
+    public Mono<Boolean> pauseQueue(String queue) {
+        Objects.requireNonNull(queue, "queue");
+        return Mono.defer(() -> {
+            NewJob.checkName("queue", queue);
+            return db.query("queue_pause", st -> st.bind("$1", queue).bind("$2", applicationName),
+                            row -> Boolean.TRUE.equals(row.get("changed", Boolean.class)))
+                    .single()
+                    .retryWhen(ON_CONFLICT);
+        });
+    }
+
+    /**
+     * Resumes a paused {@code queue} and wakes its subscribers on every engine at once (the queue's wake-up
+     * NOTIFY, sent even when the queue was not paused); due scheduled jobs are promoted on the next promotion
+     * tick. Emits true when the queue was paused, false otherwise. Errors with {@link InvalidJobException} for an
+     * invalid queue name. Cold.
+     */
+    public Mono<Boolean> resumeQueue(String queue) {
+        Objects.requireNonNull(queue, "queue");
+        return Mono.defer(() -> {
+            NewJob.checkName("queue", queue);
+            return db.query("queue_resume", st -> st.bind("$1", queue),
+                            row -> Boolean.TRUE.equals(row.get("changed", Boolean.class)))
+                    .single()
+                    .retryWhen(ON_CONFLICT);
+        });
     }
 
     /**

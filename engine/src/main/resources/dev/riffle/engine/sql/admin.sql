@@ -46,8 +46,15 @@ completed AS (
 scheduled AS (
     SELECT count(*) AS n FROM ${schema}.deferred_jobs WHERE queue = $1
 )
-SELECT avail.n AS available, open_claims.n AS in_flight, completed.n AS completed, scheduled.n AS scheduled
+SELECT avail.n AS available, open_claims.n AS in_flight, completed.n AS completed, scheduled.n AS scheduled,
+       coalesce((SELECT m.paused FROM ${schema}.queue_meta m WHERE m.queue = $1), false) AS paused
   FROM avail, open_claims, completed, scheduled
+
+-- name: queue_pause
+SELECT ${schema}.pause_queue($1::text, $2::text) AS changed
+
+-- name: queue_resume
+SELECT ${schema}.resume_queue($1::text) AS changed
 
 -- name: cancel
 SELECT ${schema}.cancel_job($1::bigint) AS result
