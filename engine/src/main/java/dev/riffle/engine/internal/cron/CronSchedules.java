@@ -84,32 +84,23 @@ public final class CronSchedules {
 
     /** Pauses {@code name}; emits true when it was running. Cold. */
     public Mono<Boolean> pause(String name) {
-        return change("cron_pause", name, false);
+        return checked(name).flatMap(n -> db.query("cron_pause", st -> st.bind("$1", n), row -> true).hasElements());
     }
 
     /** Resumes {@code name} from now on (fires while paused are skipped); emits true when it was paused. Cold. */
     public Mono<Boolean> resume(String name) {
-        return change("cron_resume", name, true);
+        return checked(name).flatMap(n -> db.query("cron_resume",
+                st -> st.bind("$1", n).bind("$2", clock.instant().toString()), row -> true).hasElements());
     }
 
     /** Deletes {@code name}; emits true when it existed. Cold. */
     public Mono<Boolean> delete(String name) {
-        return change("cron_delete", name, false);
+        return checked(name).flatMap(n -> db.query("cron_delete", st -> st.bind("$1", n), row -> true).hasElements());
     }
 
-    private Mono<Boolean> change(String statement, String name, boolean withNow) {
+    private static Mono<String> checked(String name) {
         Objects.requireNonNull(name, "name");
-        return Mono.defer(() -> {
-            NewJob.checkName("name", name);
-            String now = clock.instant().toString();
-            return db.query(statement, st -> {
-                        st.bind("$1", name);
-                        if (withNow) {
-                            st.bind("$2", now);
-                        }
-                    }, row -> true)
-                    .hasElements();
-        });
+        return Mono.fromCallable(() -> NewJob.checkName("name", name));
     }
 
     /**
