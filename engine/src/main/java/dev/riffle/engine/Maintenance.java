@@ -1,11 +1,13 @@
 package dev.riffle.engine;
 
+import dev.riffle.engine.api.CronFire;
 import dev.riffle.engine.api.PruneOutcome;
 import dev.riffle.engine.api.RescuedAttempt;
 import dev.riffle.engine.api.Ring;
 import dev.riffle.engine.api.RingStatus;
 import dev.riffle.engine.api.RotateOutcome;
 import dev.riffle.engine.internal.admin.DlqRetention;
+import dev.riffle.engine.internal.cron.CronSchedules;
 import dev.riffle.engine.internal.leader.Leadership;
 import dev.riffle.engine.internal.leader.MaintenanceLoop;
 import dev.riffle.engine.internal.promote.Promoter;
@@ -26,7 +28,7 @@ import reactor.core.scheduler.Scheduler;
 
 /**
  * The maintenance side of an engine: leader election plus the leader's loops (promotion, rotation and prune of the
- * three rings, stale and deadline rescue, DLQ retention). Every service can also be run directly with its
+ * three rings, stale and deadline rescue, cron schedules, DLQ retention). Every service can also be run directly with its
  * {@code ...Now()} method, which does one pass regardless of leadership: each pass is safe to run concurrently with
  * a leader's, so tests and operators can drive maintenance deterministically.
  */
@@ -37,6 +39,7 @@ public final class Maintenance {
     private final Promoter promoter;
     private final DlqRetention dlqRetention;
     private final Rescuer rescuer;
+    private final CronSchedules cron;
     private final Map<Ring, RingMaintainer> rings = new EnumMap<>(Ring.class);
     private final Leadership leadership;
     private final List<Disposable> loops = new ArrayList<>();
@@ -48,6 +51,7 @@ public final class Maintenance {
         this.promoter = new Promoter(db, config.promotionBatch(), config.promotionMaxBatches());
         this.dlqRetention = new DlqRetention(db, config.dlqRetention(), config.dlqCleanupBatch());
         this.rescuer = new Rescuer(db, config.staleAfter(), config.rescueBudget(), config.rescueWindow(), dlqDefault);
+        this.cron = new CronSchedules(db, clock);
         for (Ring ring : Ring.values()) {
             RingMaintainer.Settings ringSettings = new RingMaintainer.Settings(config.pruneLockTimeout(),
                     config.failedRetention(), config.historyRetention(), config.rotationMinInterval(),
@@ -69,6 +73,9 @@ public final class Maintenance {
                     () -> Flux.fromIterable(rings.values()).concatMapDelayError(RingMaintainer::tick).then()));
             loops.add(MaintenanceLoop.start("rescue", config.rescueInterval(), scheduler, leadership::isLeader,
                     () -> rescuer.rescueLeases().then(rescuer.rescueStale()).then(rescuer.rescueDeadlines())));
+            // Every fire goes through cron_fire's compare-and-set, so an overlapping leader cannot enqueue it twice.
+            loops.add(MaintenanceLoop.start("cron", config.cronInterval(), scheduler, leadership::isLeader,
+                    cron::fireDue));
             loops.add(MaintenanceLoop.start("dlq-retention", config.dlqCleanupInterval(), scheduler,
                     leadership::isLeader, dlqRetention::runOnce));
         }
@@ -109,6 +116,20 @@ public final class Maintenance {
     /** One promotion pass; emits the number of jobs moved to the ready ring. */
     public Mono<Integer> promoteNow() {
         return promoter.runOnce();
+    }
+
+    /**
+     * One cron pass: every schedule not paused enqueues the fires due by the engine's clock since its last fire
+     * (the latest one, or up to its {@code catchUp} latest ones); emits the fires this call enqueued. Safe beside a
+     * leader's pass and another engine's: each fire is enqueued exactly once (docs/cron.md).
+     */
+    public Mono<List<CronFire>> fireSchedulesNow() {
+        return cron.fireDue();
+    }
+
+    /** The stored schedules, for the admin API. */
+    CronSchedules cron() {
+        return cron;
     }
 
     /** One DLQ retention pass; emits the number of entries deleted. */

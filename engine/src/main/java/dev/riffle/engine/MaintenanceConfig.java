@@ -46,6 +46,8 @@ import java.time.Duration;
  *                         younger terminal rows. {@link Duration#ZERO} turns the floor off. When the floor holds the
  *                         slot rotation needs, the ring waits and its current slot grows past
  *                         {@code rotationMaxRows}; open work is never truncated either way
+ * @param cronInterval how often the leader evaluates cron schedules (docs/cron.md): a fire is enqueued within about
+ *                     this much of its time
  *
  * <p>The loops run on the engine's scheduler and clock ({@link RiffleConfig#scheduler()}, {@link RiffleConfig#clock()}).
  */
@@ -55,7 +57,7 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
                                 int rescueBudget, int rescueWindow, Duration heartbeatInterval, Duration dlqRetention,
                                 Duration dlqCleanupInterval, int dlqCleanupBatch, Duration failedRetention,
                                 Duration rotationMinInterval, Duration rotationMaxAge, long rotationMaxRows,
-                                Duration historyRetention, Duration claimRotationMaxAge) {
+                                Duration historyRetention, Duration claimRotationMaxAge, Duration cronInterval) {
 
     /** Default follower retry: 5 s. */
     public static final Duration DEFAULT_LEADER_RETRY = Duration.ofSeconds(5);
@@ -104,6 +106,9 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
     /** Default DLQ cleanup batch: {@value}. */
     public static final int DEFAULT_DLQ_CLEANUP_BATCH = 1000;
 
+    /** Default cron evaluation tick: 1 s (the finest cron field is the second). */
+    public static final Duration DEFAULT_CRON_INTERVAL = Duration.ofSeconds(1);
+
     /** Default failed-history retention floor: 72 h. */
     public static final Duration DEFAULT_FAILED_RETENTION = Duration.ofHours(72);
 
@@ -128,6 +133,7 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
         positive("rotationMinInterval", rotationMinInterval);
         positive("rotationMaxAge", rotationMaxAge);
         positive("claimRotationMaxAge", claimRotationMaxAge);
+        positive("cronInterval", cronInterval);
         if (rotationMaxRows < 1) {
             throw new IllegalArgumentException("rotationMaxRows must be at least 1, got " + rotationMaxRows);
         }
@@ -197,6 +203,7 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
         private long rotationMaxRows = DEFAULT_ROTATION_MAX_ROWS;
         private Duration historyRetention = DEFAULT_HISTORY_RETENTION;
         private Duration claimRotationMaxAge = DEFAULT_CLAIM_ROTATION_MAX_AGE;
+        private Duration cronInterval = DEFAULT_CRON_INTERVAL;
 
         private Builder() {}
 
@@ -245,12 +252,16 @@ public record MaintenanceConfig(boolean enabled, Duration leaderRetry, Duration 
         /** Failed-history retention floor (default 72 h). */
         public Builder failedRetention(Duration v) { this.failedRetention = v; return this; }
 
+        /** Cron schedule evaluation tick (default 1 s). */
+        public Builder cronInterval(Duration v) { this.cronInterval = v; return this; }
+
         /** Validates and builds. */
         public MaintenanceConfig build() {
             return new MaintenanceConfig(enabled, leaderRetry, leaderPing, promotionInterval, promotionBatch,
                     promotionMaxBatches, rotationInterval, pruneLockTimeout, rescueInterval, staleAfter, rescueBudget,
                     rescueWindow, heartbeatInterval, dlqRetention, dlqCleanupInterval, dlqCleanupBatch, failedRetention,
-                    rotationMinInterval, rotationMaxAge, rotationMaxRows, historyRetention, claimRotationMaxAge);
+                    rotationMinInterval, rotationMaxAge, rotationMaxRows, historyRetention, claimRotationMaxAge,
+                    cronInterval);
         }
     }
 }

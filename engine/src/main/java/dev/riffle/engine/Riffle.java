@@ -15,6 +15,7 @@ import dev.riffle.engine.internal.claim.ClaimLoop;
 import dev.riffle.engine.internal.claim.Claimer;
 import dev.riffle.engine.internal.claim.CursorAdvancer;
 import dev.riffle.engine.internal.close.CompletionBatcher;
+import dev.riffle.engine.internal.cron.CronSchedules;
 import dev.riffle.engine.internal.enqueue.Enqueuer;
 import dev.riffle.engine.internal.lease.Callbacks;
 import dev.riffle.engine.internal.lease.Heartbeater;
@@ -111,7 +112,7 @@ public final class Riffle implements Disposable {
         this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
         this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault(),
                 scheduler, config.clock());
-        this.admin = new RiffleAdmin(db);
+        this.admin = new RiffleAdmin(db, config.applicationName(), maintenance.cron());
         this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), this::stats, EngineMeters.ALL);
     }
 
@@ -162,8 +163,11 @@ public final class Riffle implements Disposable {
                 direct = Connections.sessions(listen, config.applicationName());
             }
             Mono<Void> disposeOwned = owned == null ? Mono.empty() : owned.disposeLater();
+            Db startDb = new Db(pool, sql);
             return migrate
-                    .then(StartupChecks.run(new Db(pool, sql), config.schema(), config.queues().values()))
+                    .then(StartupChecks.run(startDb, config.schema(), config.queues().values()))
+                    // Code schedules are stored before the engine exists, so the first leader tick sees them.
+                    .then(new CronSchedules(startDb, config.clock()).upsertAll(config.schedules()))
                     .then(Mono.fromCallable(() -> new Riffle(config, pool, owned, direct, sql)))
                     .onErrorResume(e -> disposeOwned.then(Mono.error(e)));
         });
@@ -296,7 +300,7 @@ public final class Riffle implements Disposable {
         return config.workPrefetch() ? Math.max(concurrency, RiffleConfig.WORK_PREFETCH_FLOOR) : 0;
     }
 
-    /** Operator actions: cancel, DLQ. */
+    /** Operator actions: cancel, pause and resume queues, cron schedules, DLQ. */
     public RiffleAdmin admin() {
         return admin;
     }
@@ -316,7 +320,8 @@ public final class Riffle implements Disposable {
             NewJob.checkName("queue", queue);
             return db.query("counts", st -> st.bind("$1", queue), row -> new QueueCounts(queue,
                     row.get("available", Long.class), row.get("in_flight", Long.class),
-                    row.get("completed", Long.class), row.get("scheduled", Long.class))).single();
+                    row.get("completed", Long.class), row.get("scheduled", Long.class),
+                    Boolean.TRUE.equals(row.get("paused", Boolean.class)))).single();
         });
     }
 

@@ -1,10 +1,13 @@
 package dev.riffle.engine;
 
 import dev.riffle.engine.api.CancelResult;
+import dev.riffle.engine.api.CronSchedule;
+import dev.riffle.engine.api.CronScheduleStatus;
 import dev.riffle.engine.api.DlqEntry;
 import dev.riffle.engine.api.DlqFilter;
 import dev.riffle.engine.api.InvalidJobException;
 import dev.riffle.engine.api.NewJob;
+import dev.riffle.engine.internal.cron.CronSchedules;
 import dev.riffle.engine.internal.sql.Db;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -15,7 +18,7 @@ import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
 /**
- * Operator actions: cancel by job id and DLQ management. Every method is cold and runs one transaction per
+ * Operator actions: cancel by job id, pause and resume a queue, cron schedules, DLQ management. Every method is cold and runs one transaction per
  * statement. A statement that fails with a deadlock or serialization failure (rolled back whole by the server) is
  * run again after a short backoff, a few times, before the error reaches the caller: an operator should not see a
  * lock conflict with the engine's own traffic as a failed action.
@@ -32,9 +35,92 @@ public final class RiffleAdmin {
             .onRetryExhaustedThrow((spec, signal) -> signal.failure());
 
     private final Db db;
+    private final String applicationName;
+    private final CronSchedules cron;
 
-    RiffleAdmin(Db db) {
+    RiffleAdmin(Db db, String applicationName, CronSchedules cron) {
         this.db = db;
+        this.applicationName = applicationName;
+        this.cron = cron;
+    }
+
+    /**
+     * Every stored cron schedule (registered in code or here), by name, with its last fire and its next fire time by
+     * this engine's clock (docs/cron.md). Cold.
+     */
+    public Flux<CronScheduleStatus> schedules() {
+        return cron.list().retryWhen(ON_CONFLICT);
+    }
+
+    /**
+     * Creates the schedule, or changes the stored one of that name. A change of definition takes effect from now:
+     * the new expression never fires for the time before the change. Pause state and last fire are kept. Emits
+     * true when something changed, false when the stored definition was the same already. Cold.
+     */
+    public Mono<Boolean> upsertSchedule(CronSchedule schedule) {
+        return cron.upsert(Objects.requireNonNull(schedule, "schedule")).retryWhen(ON_CONFLICT);
+    }
+
+    /**
+     * Pauses a schedule: the leader enqueues none of its fires until {@link #resumeSchedule(String)}. Emits true when
+     * it was running, false when it was paused already or does not exist. Errors with {@link InvalidJobException} for
+     * an invalid name. Cold.
+     */
+    public Mono<Boolean> pauseSchedule(String name) {
+        return cron.pause(name).retryWhen(ON_CONFLICT);
+    }
+
+    /**
+     * Resumes a paused schedule from now on: fires that fell due while it was paused are skipped, not caught up.
+     * Emits true when it was paused, false otherwise. Errors with {@link InvalidJobException} for an invalid name.
+     * Cold.
+     */
+    public Mono<Boolean> resumeSchedule(String name) {
+        return cron.resume(name).retryWhen(ON_CONFLICT);
+    }
+
+    /**
+     * Deletes a schedule; emits true when it existed. A schedule registered in code comes back at the next engine
+     * start unless the code drops it too. Jobs it already enqueued are not touched. Cold.
+     */
+    public Mono<Boolean> deleteSchedule(String name) {
+        return cron.delete(name).retryWhen(ON_CONFLICT);
+    }
+
+    /**
+     * Pauses {@code queue} for every engine on the schema: nothing of it is claimed, and none of its scheduled or
+     * retryable jobs is promoted, until {@link #resumeQueue(String)}. Enqueues keep being accepted (they wait,
+     * counted as available or scheduled), and attempts already running finish and record their outcomes as usual.
+     * Emits true when the queue was running and is paused now, false when it was paused already. A pause takes
+     * effect for claims that start after it commits; a claim already running may still hand out its batch.
+     * Errors with {@link InvalidJobException} for an invalid queue name. Cold.
+     */
+    public Mono<Boolean> pauseQueue(String queue) {
+        Objects.requireNonNull(queue, "queue");
+        return Mono.defer(() -> {
+            NewJob.checkName("queue", queue);
+            return db.query("queue_pause", st -> st.bind("$1", queue).bind("$2", applicationName),
+                            row -> Boolean.TRUE.equals(row.get("changed", Boolean.class)))
+                    .single()
+                    .retryWhen(ON_CONFLICT);
+        });
+    }
+
+    /**
+     * Resumes a paused {@code queue} and wakes its subscribers on every engine at once (the queue's wake-up
+     * NOTIFY, sent even when the queue was not paused); due scheduled jobs are promoted on the next promotion
+     * tick. Emits true when the queue was paused, false otherwise. Errors with {@link InvalidJobException} for an
+     * invalid queue name. Cold.
+     */
+    public Mono<Boolean> resumeQueue(String queue) {
+        Objects.requireNonNull(queue, "queue");
+        return Mono.defer(() -> {
+            NewJob.checkName("queue", queue);
+            return db.query("queue_resume", st -> st.bind("$1", queue),
+                            row -> Boolean.TRUE.equals(row.get("changed", Boolean.class)))
+                    .single()
+                    .retryWhen(ON_CONFLICT);
+        });
     }
 
     /**

@@ -1,13 +1,18 @@
 package dev.riffle.engine;
 
+import dev.riffle.engine.api.CronSchedule;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.r2dbc.spi.ConnectionFactory;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.Objects;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -76,6 +81,8 @@ import reactor.core.scheduler.Schedulers;
  * @param scheduler the engine's one scheduler for timers: claim retries and lingers, completion windows, cursor
  *                  advances, heartbeats, callback re-checks, maintenance loops and shutdown polls. Inject a
  *                  {@code VirtualTimeScheduler} (with a clock reading it) to drive them in virtual time.
+ * @param schedules cron schedules registered in code (docs/cron.md), names unique; the engine stores each at start
+ *                  (created, or changed when its definition differs; pause state and last fire are kept). Default none
  */
 public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactory connectionFactory,
                            @Nullable ConnectionFactory listenConnectionFactory, @Nullable DatabaseUrl migrationUrl,
@@ -85,7 +92,8 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                            Duration busyRetryDelay, Duration claimLinger, Duration cursorAdvanceDelay, int maxArgsBytes,
                            int workPendingOutcomes, boolean workPrefetch, int claimConcurrency,
                            Map<String, QueueConfig> queues, boolean dlqByDefault, MaintenanceConfig maintenance,
-                           @Nullable Object meterRegistry, Clock clock, Scheduler scheduler) {
+                           @Nullable Object meterRegistry, Clock clock, Scheduler scheduler,
+                           List<CronSchedule> schedules) {
 
     /** Default schema: {@value}. */
     public static final String DEFAULT_SCHEMA = "riffle";
@@ -182,6 +190,13 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         Objects.requireNonNull(maintenance, "maintenance");
         Objects.requireNonNull(clock, "clock");
         Objects.requireNonNull(scheduler, "scheduler");
+        schedules = List.copyOf(schedules);
+        Set<String> names = new HashSet<>();
+        for (CronSchedule s : schedules) {
+            if (!names.add(s.name())) {
+                throw new IllegalArgumentException("schedules: '" + s.name() + "' is registered twice");
+            }
+        }
     }
 
     /**
@@ -275,6 +290,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         private MaintenanceConfig maintenance = MaintenanceConfig.defaults();
         private Clock clock = Clock.systemUTC();
         private Scheduler scheduler = Schedulers.parallel();
+        private final List<CronSchedule> schedules = new ArrayList<>();
 
         private Builder() {}
 
@@ -457,6 +473,15 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
             return this;
         }
 
+        /**
+         * Registers a cron schedule (docs/cron.md); the engine stores it at start. A second schedule with the same
+         * name fails {@link #build()}.
+         */
+        public Builder schedule(CronSchedule schedule) {
+            this.schedules.add(Objects.requireNonNull(schedule, "schedule"));
+            return this;
+        }
+
         /** Adds or replaces a queue's settings. */
         public Builder queue(QueueConfig queue) {
             this.queues.put(queue.name(), queue);
@@ -490,7 +515,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                     completionBatchSize, completionWindow, completionFlushConcurrency, pollInterval,
                     safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes,
                     workPendingOutcomes, workPrefetch, claimConcurrency, queues, dlqByDefault,
-                    maintenance, meterRegistry, clock, scheduler);
+                    maintenance, meterRegistry, clock, scheduler, schedules);
         }
     }
 }

@@ -4,6 +4,7 @@ import dev.riffle.engine.Maintenance;
 import dev.riffle.engine.MaintenanceConfig;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.RiffleConfig;
+import dev.riffle.engine.api.CronFire;
 import dev.riffle.engine.api.PruneOutcome;
 import dev.riffle.engine.api.RescuedAttempt;
 import dev.riffle.engine.api.Ring;
@@ -19,7 +20,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * A started engine in manual mode: maintenance runs only when the test says so. The maintenance leader and its loops
- * (promotion, ring rotation and prune, rescue, DLQ retention) are off ({@code MaintenanceConfig.enabled(false)}), and
+ * (promotion, ring rotation and prune, rescue, cron schedules, DLQ retention) are off ({@code MaintenanceConfig.enabled(false)}), and
  * the engine's local clock is a {@link TestClock} that stands still until the test moves it. Each {@code ...Now()}
  * method delegates to the engine's one-pass call on {@link Riffle#maintenance()} and is cold.
  *
@@ -66,7 +67,7 @@ public final class ManualRiffle implements AutoCloseable {
                 m.pruneLockTimeout(), m.rescueInterval(), m.staleAfter(), m.rescueBudget(), m.rescueWindow(),
                 m.heartbeatInterval(), m.dlqRetention(), m.dlqCleanupInterval(), m.dlqCleanupBatch(),
                 m.failedRetention(), m.rotationMinInterval(), m.rotationMaxAge(), m.rotationMaxRows(),
-                m.historyRetention(), m.claimRotationMaxAge());
+                m.historyRetention(), m.claimRotationMaxAge(), m.cronInterval());
         builder.maintenance(maintenance).clock(clock);
         return new ManualRiffle(db, RiffleTestKit.startEngine(builder.build()), clock);
     }
@@ -138,6 +139,16 @@ public final class ManualRiffle implements AutoCloseable {
     /** One stale-rescue pass treating attempts held longer than {@code staleAfter} (database clock) as stale. */
     public Mono<List<RescuedAttempt>> rescueStaleNow(Duration staleAfter) {
         return maintenance().rescueStaleNow(staleAfter);
+    }
+
+    /**
+     * One cron pass, as the leader runs it each tick: every schedule not paused enqueues the fires due by the
+     * engine's clock ({@link #clock()}, so {@link #advanceClock(Duration)} is what makes them due) since its last
+     * fire; emits the fires enqueued. Schedules registered through this engine's configuration are anchored at the
+     * test clock's time when the engine started.
+     */
+    public Mono<List<CronFire>> fireSchedulesNow() {
+        return maintenance().fireSchedulesNow();
     }
 
     /** One DLQ retention pass; emits the number of entries deleted. */

@@ -46,8 +46,15 @@ completed AS (
 scheduled AS (
     SELECT count(*) AS n FROM ${schema}.deferred_jobs WHERE queue = $1
 )
-SELECT avail.n AS available, open_claims.n AS in_flight, completed.n AS completed, scheduled.n AS scheduled
+SELECT avail.n AS available, open_claims.n AS in_flight, completed.n AS completed, scheduled.n AS scheduled,
+       coalesce((SELECT m.paused FROM ${schema}.queue_meta m WHERE m.queue = $1), false) AS paused
   FROM avail, open_claims, completed, scheduled
+
+-- name: queue_pause
+SELECT ${schema}.pause_queue($1::text, $2::text) AS changed
+
+-- name: queue_resume
+SELECT ${schema}.resume_queue($1::text) AS changed
 
 -- name: cancel
 SELECT ${schema}.cancel_job($1::bigint) AS result
@@ -87,3 +94,30 @@ ON CONFLICT (queue) DO UPDATE SET dlq_enabled = excluded.dlq_enabled
 INSERT INTO ${schema}.queue_meta (queue, enqueue_shards) VALUES ($1, $2::smallint)
 ON CONFLICT (queue) DO UPDATE SET enqueue_shards = excluded.enqueue_shards
  WHERE ${schema}.queue_meta.enqueue_shards IS DISTINCT FROM excluded.enqueue_shards
+
+-- name: cron_upsert
+SELECT ${schema}.cron_upsert($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::smallint, $8::smallint,
+                             $9::int, $10::timestamptz) AS changed
+
+-- name: cron_list
+SELECT name, cron, zone, kind, queue, args::text AS args, priority, max_attempts, catch_up, paused, revision,
+       last_fire_at, evaluate_from
+  FROM ${schema}.cron_schedules
+ ORDER BY name
+
+-- name: cron_pause
+-- The revision moves, so a fire computed before the pause is refused even if it reaches cron_fire after a resume.
+UPDATE ${schema}.cron_schedules
+   SET paused = true, revision = revision + 1, updated_at = clock_timestamp()
+ WHERE name = $1 AND NOT paused
+RETURNING name
+
+-- name: cron_resume
+-- Fires that fell due while paused are skipped: evaluation starts again at the resume ($2, the engine's clock).
+UPDATE ${schema}.cron_schedules
+   SET paused = false, revision = revision + 1, evaluate_from = $2::timestamptz, updated_at = clock_timestamp()
+ WHERE name = $1 AND paused
+RETURNING name
+
+-- name: cron_delete
+DELETE FROM ${schema}.cron_schedules WHERE name = $1 RETURNING name

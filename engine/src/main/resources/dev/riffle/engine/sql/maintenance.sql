@@ -63,3 +63,15 @@ SELECT r.slot, r.generation, ${schema}.ring_slot_count($1::text) AS slot_count,
 
 -- name: rescue_leases
 SELECT job_id, run_lease, disposition FROM ${schema}.rescue_leases($1::double precision, $2::int, $3::boolean)
+
+-- name: cron_due
+-- The schedules the leader evaluates (docs/cron.md): every one not paused. A small control table, read whole.
+SELECT name, cron, zone, kind, queue, args::text AS args, priority, max_attempts, catch_up, paused, revision,
+       last_fire_at, evaluate_from
+  FROM ${schema}.cron_schedules
+ WHERE NOT paused
+ ORDER BY name
+
+-- name: cron_fire
+SELECT o_fire_at AS fire_at, o_job_id AS job_id
+  FROM ${schema}.cron_fire($1::text, $2::bigint, $3::timestamptz, $4::timestamptz[])
