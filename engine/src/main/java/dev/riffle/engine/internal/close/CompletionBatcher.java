@@ -233,15 +233,15 @@ public final class CompletionBatcher implements AttemptCloser {
         }
         java.util.concurrent.atomic.AtomicBoolean retried = new java.util.concurrent.atomic.AtomicBoolean();
         String statement = complete ? "complete" : "close";
-        return Mono.defer(() -> db.query(statement, st -> {
-                            st.bind("$1", slots).bind("$2", batchIds).bind("$3", idxs).bind("$4", jobIds)
-                                    .bind("$5", leases).bind("$6", receipts);
-                            if (!complete) {
-                                st.bind("$7", exits).bind("$8", delays).bind("$9", errors).bind("$10", dlqs)
-                                        .bind("$11", leasedFlags);
-                            }
-                        }, row -> row.get("status", String.class))
-                        .collectList())
+        return Mono.defer(() -> complete
+                        ? db.query(statement, st -> st.bind("$1", slots).bind("$2", batchIds).bind("$3", idxs)
+                                        .bind("$4", jobIds).bind("$5", leases).bind("$6", receipts),
+                                row -> completeStatuses(n, row)).single()
+                        : db.query(statement, st -> st.bind("$1", slots).bind("$2", batchIds).bind("$3", idxs)
+                                        .bind("$4", jobIds).bind("$5", leases).bind("$6", receipts).bind("$7", exits)
+                                        .bind("$8", delays).bind("$9", errors).bind("$10", dlqs)
+                                        .bind("$11", leasedFlags),
+                                row -> row.get("status", String.class)).collectList())
                 // A transient failure (connection refused or lost, server restarting, failover) is retried for as
                 // long as the engine is open, with capped, jittered backoff: an outage of any length delays these
                 // outcomes but never loses them, and never ends a worker. The attempts stay in flight meanwhile, so
@@ -280,6 +280,28 @@ public final class CompletionBatcher implements AttemptCloser {
                     return Mono.empty();
                 })
                 .then();
+    }
+
+    /**
+     * The per-item statuses of a completion from its one summary row (hotpath.sql, "complete"): every item is
+     * applied except those listed. If the function answered for fewer or more items than were sent, which it never
+     * should, the unlisted items are reported stale: rejected and left to rescue, never a false "done".
+     */
+    static List<String> completeStatuses(int n, io.r2dbc.spi.Readable row) {
+        Integer total = row.get("total", Integer.class);
+        Integer[] ords = row.get("other_ords", Integer[].class);
+        String[] statuses = row.get("other_statuses", String[].class);
+        String[] out = new String[n];
+        java.util.Arrays.fill(out, total != null && total == n ? "applied" : "stale");
+        if (ords != null && statuses != null) {
+            for (int k = 0; k < ords.length && k < statuses.length; k++) {
+                int i = ords[k] - 1;
+                if (i >= 0 && i < n) {
+                    out[i] = statuses[k];
+                }
+            }
+        }
+        return java.util.Arrays.asList(out);
     }
 
     /**
