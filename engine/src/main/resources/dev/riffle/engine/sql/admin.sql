@@ -87,3 +87,7 @@ ON CONFLICT (queue) DO UPDATE SET dlq_enabled = excluded.dlq_enabled
 INSERT INTO ${schema}.queue_meta (queue, enqueue_shards) VALUES ($1, $2::smallint)
 ON CONFLICT (queue) DO UPDATE SET enqueue_shards = excluded.enqueue_shards
  WHERE ${schema}.queue_meta.enqueue_shards IS DISTINCT FROM excluded.enqueue_shards
+
+-- name: job
+-- One job wherever it lives (R__85_job_lookup.sql decides the state); no row for an unknown or pruned job.
+SELECT * FROM ${schema}.job_lookup($1::bigint)
