@@ -124,7 +124,7 @@ class JobLookupIT {
     @Test
     void failuresKeepMessageClassAndABoundedStackTrace(TestDatabase db) {
         long id = enqueue(NewJob.builder("lookup.kind").queue("lookup.f").maxAttempts(2).build());
-        claimOne("lookup.f").finish(JobOutcome.retry(new IllegalStateException("boom on attempt 1")))
+        claimOne("lookup.f").finish(JobOutcome.retryOn(new IllegalStateException("boom on attempt 1")))
                 .block(Fixtures.TIMEOUT);
         JobInfo retryable = lookup(id);
         assertThat(retryable.state()).isEqualTo(JobState.RETRYABLE);

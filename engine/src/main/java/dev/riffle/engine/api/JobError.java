@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param message the error message: a handler's retry/fail reason, or the exception's message
  * @param exceptionClass the exception's class name when the attempt ended with one (a handler that threw or
- *                       signalled an error, or {@link JobOutcome#retry(String, Throwable)}); null otherwise
+ *                       signalled an error, or {@link JobOutcome#retryOn(Throwable)}); null otherwise
  * @param stackTrace the exception's stack trace, cut to the first {@value #MAX_STACK_TRACE} characters; null when
  *                   there was no exception
  * @param attempt the attempt that failed (1-based)

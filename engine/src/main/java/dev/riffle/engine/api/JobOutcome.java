@@ -105,14 +105,14 @@ public sealed interface JobOutcome {
     /**
      * Retry with the queue's backoff after {@code cause}: its message (or class name when it has none) is the
      * error, and its class and stack trace are recorded too. What the engine records for a handler that throws or
-     * signals an error.
+     * signals an error. (Named apart from {@link #retry(String)} so a null argument is never ambiguous.)
      */
-    static JobOutcome retry(Throwable cause) {
+    static JobOutcome retryOn(Throwable cause) {
         return new Retry(messageOf(cause), null, cause);
     }
 
     /** Retry with the queue's backoff, recording {@code error} with {@code cause}'s class and stack trace. */
-    static JobOutcome retry(String error, Throwable cause) {
+    static JobOutcome retryOn(String error, Throwable cause) {
         return new Retry(error, null, Objects.requireNonNull(cause, "cause"));
     }
 
