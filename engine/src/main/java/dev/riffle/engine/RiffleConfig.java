@@ -1,5 +1,6 @@
 package dev.riffle.engine;
 
+import dev.riffle.engine.api.ArgsCodec;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -76,6 +77,9 @@ import reactor.core.scheduler.Schedulers;
  * @param scheduler the engine's one scheduler for timers: claim retries and lingers, completion windows, cursor
  *                  advances, heartbeats, callback re-checks, maintenance loops and shutdown polls. Inject a
  *                  {@code VirtualTimeScheduler} (with a clock reading it) to drive them in virtual time.
+ * @param argsCodec maps typed job args to and from JSON ({@link NewJob.Builder#typedArgs(Object)},
+ *                  {@link dev.riffle.engine.api.Job#args(Class)}); null (the default) for JSON strings only
+ *                  (docs/args-codec.md)
  */
 public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactory connectionFactory,
                            @Nullable ConnectionFactory listenConnectionFactory, @Nullable DatabaseUrl migrationUrl,
@@ -85,7 +89,8 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                            Duration busyRetryDelay, Duration claimLinger, Duration cursorAdvanceDelay, int maxArgsBytes,
                            int workPendingOutcomes, boolean workPrefetch, int claimConcurrency,
                            Map<String, QueueConfig> queues, boolean dlqByDefault, MaintenanceConfig maintenance,
-                           @Nullable Object meterRegistry, Clock clock, Scheduler scheduler) {
+                           @Nullable Object meterRegistry, Clock clock, Scheduler scheduler,
+                           @Nullable ArgsCodec argsCodec) {
 
     /** Default schema: {@value}. */
     public static final String DEFAULT_SCHEMA = "riffle";
@@ -268,8 +273,19 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         private MaintenanceConfig maintenance = MaintenanceConfig.defaults();
         private Clock clock = Clock.systemUTC();
         private Scheduler scheduler = Schedulers.parallel();
+        private @Nullable ArgsCodec argsCodec;
 
         private Builder() {}
+
+        /**
+         * Codec for typed job args (default none: JSON strings only). With one, {@link NewJob.Builder#typedArgs(Object)}
+         * is encoded at enqueue and {@link dev.riffle.engine.api.Job#args(Class)} decodes; see
+         * {@code dev.riffle:riffle-jackson} for a Jackson-based codec (docs/args-codec.md).
+         */
+        public Builder argsCodec(@Nullable ArgsCodec argsCodec) {
+            this.argsCodec = argsCodec;
+            return this;
+        }
 
         /** DLQ for terminal failures when the queue does not say (default true). */
         public Builder dlqByDefault(boolean dlqByDefault) {
@@ -483,7 +499,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                     completionBatchSize, completionWindow, completionFlushConcurrency, pollInterval,
                     safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes,
                     workPendingOutcomes, workPrefetch, claimConcurrency, queues, dlqByDefault,
-                    maintenance, meterRegistry, clock, scheduler);
+                    maintenance, meterRegistry, clock, scheduler, argsCodec);
         }
     }
 }
