@@ -39,6 +39,7 @@ class JobLookupIT {
     void start(TestDatabase db) {
         riffle = Fixtures.manual(db, b -> b.dlqByDefault(false)
                 .queue(QueueConfig.of("lookup.dlq").withDlq(true))
+                .queue(QueueConfig.of("lookup.m").withMaterializedLeases())
                 .maintenance(MaintenanceConfig.builder().enabled(false).historyRetention(Duration.ZERO).build()));
     }
 
@@ -98,6 +99,17 @@ class JobLookupIT {
         assertThat(done.attempt()).isEqualTo(1);
         assertThat(done.finalizedAt()).isNotNull();
         assertThat(done.argsJson()).isEqualTo("{\"order\": 7}");
+    }
+
+    @Test
+    void aMaterializedAttemptIsRunningThroughItsLeaseAndRowLocalReceipt() {
+        long id = enqueue(NewJob.builder("lookup.kind").queue("lookup.m").build());
+        Job job = claimOne("lookup.m");
+        JobInfo running = lookup(id);
+        assertThat(running.state()).isEqualTo(JobState.RUNNING);
+        assertThat(running.runLease()).isEqualTo(1);
+        job.fail("stop").block(Fixtures.TIMEOUT);
+        assertThat(lookup(id).state()).isEqualTo(JobState.FAILED);
     }
 
     @Test
