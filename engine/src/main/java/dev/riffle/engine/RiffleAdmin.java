@@ -6,10 +6,14 @@ import dev.riffle.engine.api.CronScheduleStatus;
 import dev.riffle.engine.api.DlqEntry;
 import dev.riffle.engine.api.DlqFilter;
 import dev.riffle.engine.api.InvalidJobException;
+import dev.riffle.engine.api.JobError;
+import dev.riffle.engine.api.JobInfo;
+import dev.riffle.engine.api.JobState;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.internal.cron.CronSchedules;
 import dev.riffle.engine.internal.sql.Db;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Objects;
@@ -18,7 +22,7 @@ import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
 /**
- * Operator actions: cancel by job id, pause and resume a queue, cron schedules, DLQ management. Every method is cold and runs one transaction per
+ * Operator actions: job lookup and cancel by job id, pause and resume a queue, cron schedules, DLQ management. Every method is cold and runs one transaction per
  * statement. A statement that fails with a deadlock or serialization failure (rolled back whole by the server) is
  * run again after a short backoff, a few times, before the error reaches the caller: an operator should not see a
  * lock conflict with the engine's own traffic as a failed action.
@@ -150,6 +154,65 @@ public final class RiffleAdmin {
                 .next()
                 .retryWhen(ON_CONFLICT)
                 .defaultIfEmpty(java.util.Optional.empty());
+    }
+
+    /**
+     * The job with this id, wherever it lives: ready, running (or parked on a callback), scheduled or retryable in
+     * the backlog, terminal history (completed, failed, cancelled) or the DLQ; with its attempts, its error history
+     * (message, exception class, stack trace, attempt, time) and its latest progress. Empty for an unknown id, and
+     * for a job whose terminal history has been pruned with its queue slot (kept at least
+     * {@code MaintenanceConfig.historyRetention}). One statement, so every place is read in one snapshot; the
+     * schema decides the state (SQL {@code job_lookup}). A cold admin read: it scans the claim and completion
+     * batches of the job's queue slots, so keep it off dispatch paths.
+     */
+    public Mono<JobInfo> job(long jobId) {
+        return db.query("job", st -> st.bind("$1", jobId), RiffleAdmin::jobInfo)
+                .collectList()
+                .retryWhen(ON_CONFLICT)
+                .flatMap(rows -> rows.isEmpty() ? Mono.empty() : Mono.just(rows.get(0)));
+    }
+
+    private static JobInfo jobInfo(io.r2dbc.spi.Readable row) {
+        String[] messages = row.get("error_messages", String[].class);
+        String[] classes = row.get("error_classes", String[].class);
+        String[] traces = row.get("error_traces", String[].class);
+        Integer[] attempts = row.get("error_attempts", Integer[].class);
+        Long[] ats = row.get("error_at_micros", Long[].class);
+        List<JobError> errors = new java.util.ArrayList<>(messages == null ? 0 : messages.length);
+        for (int i = 0; messages != null && i < messages.length; i++) {
+            long micros = ats[i] == null ? 0 : ats[i];
+            errors.add(new JobError(messages[i] == null ? "" : messages[i], classes[i], traces[i],
+                    attempts[i] == null ? 0 : attempts[i],
+                    Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L)));
+        }
+        return new JobInfo(row.get("job_id", Long.class), state(row.get("state", String.class)),
+                row.get("kind", String.class), row.get("queue", String.class), row.get("args", String.class),
+                row.get("priority", Integer.class), row.get("attempt", Integer.class),
+                row.get("max_attempts", Integer.class), row.get("run_lease", Long.class),
+                instant(row.get("run_at", OffsetDateTime.class)), row.get("created_at", OffsetDateTime.class).toInstant(),
+                instant(row.get("attempted_at", OffsetDateTime.class)),
+                instant(row.get("finalized_at", OffsetDateTime.class)), row.get("progress", String.class),
+                row.get("dlq_reason", String.class), errors);
+    }
+
+    private static @org.jspecify.annotations.Nullable Instant instant(@org.jspecify.annotations.Nullable OffsetDateTime t) {
+        return t == null ? null : t.toInstant();
+    }
+
+    /** The schema's word for a state (job_lookup's vocabulary); an unknown word is a contract break, said loudly. */
+    private static JobState state(String word) {
+        return switch (word) {
+            case "scheduled" -> JobState.SCHEDULED;
+            case "available" -> JobState.AVAILABLE;
+            case "running" -> JobState.RUNNING;
+            case "waiting_external" -> JobState.WAITING_EXTERNAL;
+            case "retryable" -> JobState.RETRYABLE;
+            case "completed" -> JobState.COMPLETED;
+            case "failed" -> JobState.FAILED;
+            case "cancelled" -> JobState.CANCELLED;
+            case "dlq" -> JobState.DLQ;
+            default -> throw new IllegalStateException("job_lookup returned an unknown state '" + word + "'");
+        };
     }
 
     /**

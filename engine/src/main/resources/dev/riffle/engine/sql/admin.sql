@@ -121,3 +121,16 @@ RETURNING name
 
 -- name: cron_delete
 DELETE FROM ${schema}.cron_schedules WHERE name = $1 RETURNING name
+
+-- name: job
+-- One job wherever it lives (R__85_job_lookup.sql decides the state); no row for an unknown or pruned job.
+SELECT * FROM ${schema}.job_lookup($1::bigint)
+
+-- name: queue_backoff
+INSERT INTO ${schema}.queue_meta (queue, backoff_base_ms, backoff_cap_ms, backoff_jitter)
+VALUES ($1, $2::bigint, $3::bigint, $4::double precision)
+ON CONFLICT (queue) DO UPDATE
+   SET backoff_base_ms = excluded.backoff_base_ms, backoff_cap_ms = excluded.backoff_cap_ms,
+       backoff_jitter = excluded.backoff_jitter
+ WHERE (${schema}.queue_meta.backoff_base_ms, ${schema}.queue_meta.backoff_cap_ms, ${schema}.queue_meta.backoff_jitter)
+       IS DISTINCT FROM (excluded.backoff_base_ms, excluded.backoff_cap_ms, excluded.backoff_jitter)

@@ -30,7 +30,8 @@ SELECT ${schema}.advance_claim_cursors($1::text[], $2::smallint[], $3::smallint[
 
 -- name: close
 SELECT * FROM ${schema}.close_attempts($1::int[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[],
-                                       $7::text[], $8::bigint[], $9::text[], $10::boolean[], $11::boolean[])
+                                       $7::text[], $8::bigint[], $9::text[], $10::boolean[], $11::boolean[],
+                                       $12::text[], $13::text[])
 
 -- Materialized leases and external-wait callbacks (cold: only attempts that escalate take these).
 

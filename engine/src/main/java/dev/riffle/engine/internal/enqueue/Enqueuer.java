@@ -1,5 +1,6 @@
 package dev.riffle.engine.internal.enqueue;
 
+import dev.riffle.engine.api.ArgsCodec;
 import dev.riffle.engine.api.InvalidJobException;
 import dev.riffle.engine.api.JobClient;
 import dev.riffle.engine.api.NewJob;
@@ -9,6 +10,7 @@ import io.r2dbc.spi.Statement;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -22,11 +24,13 @@ public final class Enqueuer implements JobClient {
 
     private final Db db;
     private final int maxArgsBytes;
+    private final @Nullable ArgsCodec codec;
 
-    /** Creates the enqueuer. */
-    public Enqueuer(Db db, int maxArgsBytes) {
+    /** Creates the enqueuer; {@code codec} encodes typed args (null: typed args are refused). */
+    public Enqueuer(Db db, int maxArgsBytes, @Nullable ArgsCodec codec) {
         this.db = db;
         this.maxArgsBytes = maxArgsBytes;
+        this.codec = codec;
     }
 
     @Override
@@ -37,8 +41,8 @@ public final class Enqueuer implements JobClient {
     @Override
     public Mono<List<Long>> enqueueMany(List<NewJob> jobs) {
         return Mono.defer(() -> {
-            validate(jobs);
-            return Mono.usingWhen(db.pool().create(), c -> run(c, jobs), Connection::close);
+            List<NewJob> encoded = validate(jobs);
+            return Mono.usingWhen(db.pool().create(), c -> run(c, encoded), Connection::close);
         });
     }
 
@@ -51,22 +55,26 @@ public final class Enqueuer implements JobClient {
     public Mono<List<Long>> enqueueMany(Connection connection, List<NewJob> jobs) {
         Objects.requireNonNull(connection, "connection");
         return Mono.defer(() -> {
-            validate(jobs);
-            return run(connection, jobs);
+            List<NewJob> encoded = validate(jobs);
+            return run(connection, encoded);
         });
     }
 
-    private void validate(List<NewJob> jobs) {
+    /** Checks the batch and encodes typed args; returns the jobs as they are sent (JSON args only). */
+    private List<NewJob> validate(List<NewJob> jobs) {
         if (jobs == null) {
             throw new InvalidJobException("jobs", "must not be null");
         }
         if (jobs.isEmpty() || jobs.size() > MAX_BATCH) {
             throw new InvalidJobException("jobs", "batch size must be between 1 and " + MAX_BATCH + ", got " + jobs.size());
         }
-        for (NewJob j : jobs) {
-            if (j == null) {
+        List<NewJob> out = new java.util.ArrayList<>(jobs.size());
+        for (NewJob given : jobs) {
+            if (given == null) {
                 throw new InvalidJobException("jobs", "must not contain null");
             }
+            NewJob j = encode(given);
+            out.add(j);
             // Cheap upper bound first: a UTF-8 character is at most 3 bytes per UTF-16 unit.
             if ((long) j.argsJson().length() * 3 > maxArgsBytes
                     && j.argsJson().getBytes(StandardCharsets.UTF_8).length > maxArgsBytes) {
@@ -74,6 +82,18 @@ public final class Enqueuer implements JobClient {
                         + " bytes, larger than the limit of " + maxArgsBytes + " bytes");
             }
         }
+        return out;
+    }
+
+    private NewJob encode(NewJob j) {
+        if (j.typedArgs() == null) {
+            return j;
+        }
+        if (codec == null) {
+            throw new InvalidJobException("args", "typed args need an args codec: set RiffleConfig.Builder.argsCodec(...)"
+                    + " (e.g. dev.riffle:riffle-jackson), or pass JSON with args(String)");
+        }
+        return j.encodeArgs(codec);
     }
 
     private Mono<List<Long>> run(Connection c, List<NewJob> jobs) {
