@@ -18,8 +18,10 @@ import org.jspecify.annotations.Nullable;
  * @param maxAttempts 1..1000 (default {@value #DEFAULT_MAX_ATTEMPTS})
  * @param runAt when to run; {@code null} or a past instant means now, a future instant schedules the job; must lie in
  *              [{@link #MIN_RUN_AT}, {@link #MAX_RUN_AT})
+ * @param unique makes the job unique by a key (docs/unique-jobs.md), or null (default) for an ordinary job
  */
-public record NewJob(String kind, String queue, String argsJson, int priority, int maxAttempts, @Nullable Instant runAt) {
+public record NewJob(String kind, String queue, String argsJson, int priority, int maxAttempts, @Nullable Instant runAt,
+                     @Nullable UniqueOptions unique) {
 
     /** Default queue name. */
     public static final String DEFAULT_QUEUE = "default";
@@ -40,6 +42,11 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
 
     // The one name rule of the API; the database's *_queue_name / *_kind_name CHECKs mirror it.
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0," + (MAX_NAME_LENGTH - 1) + "}");
+
+    /** An ordinary job (no unique key); validates all fields. */
+    public NewJob(String kind, String queue, String argsJson, int priority, int maxAttempts, @Nullable Instant runAt) {
+        this(kind, queue, argsJson, priority, maxAttempts, runAt, null);
+    }
 
     /** Validates all fields. */
     public NewJob {
@@ -102,6 +109,7 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
         private int priority = DEFAULT_PRIORITY;
         private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private @Nullable Instant runAt;
+        private @Nullable UniqueOptions unique;
 
         private Builder(String kind) {
             this.kind = kind;
@@ -137,9 +145,18 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
             return this;
         }
 
+        /**
+         * Makes the job unique by a key (default: none): a duplicate enqueue returns the id of the job holding the
+         * key instead of creating another (docs/unique-jobs.md).
+         */
+        public Builder unique(@Nullable UniqueOptions unique) {
+            this.unique = unique;
+            return this;
+        }
+
         /** Validates and builds. */
         public NewJob build() {
-            return new NewJob(kind, queue, argsJson, priority, maxAttempts, runAt);
+            return new NewJob(kind, queue, argsJson, priority, maxAttempts, runAt, unique);
         }
     }
 }
