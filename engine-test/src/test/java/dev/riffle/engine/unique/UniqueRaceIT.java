@@ -56,6 +56,27 @@ class UniqueRaceIT {
     }
 
     @Test
+    void eightConcurrentProducersTakingOverAReleasedKeyMakeOneJob(Riffle riffle, TestDatabase db) {
+        String key = "released";
+        long owner = riffle.client().enqueue(job(key)).block(TIMEOUT);
+        for (int round = 0; round < 15; round++) {
+            // Cancelling by id releases the key lazily: the claim row still names the cancelled owner.
+            riffle.admin().cancel(owner).block(TIMEOUT);
+            List<EnqueueResult> results = Flux.range(0, PRODUCERS)
+                    .flatMap(i -> riffle.client().enqueueWithResult(job(key)).subscribeOn(Schedulers.parallel()),
+                            PRODUCERS)
+                    .collectList().block(TIMEOUT);
+            Set<Long> ids = results.stream().map(EnqueueResult::jobId).collect(Collectors.toSet());
+            assertThat(ids).as("round %d: one job for the released key", round).hasSize(1);
+            assertThat(ids).doesNotContain(owner);
+            assertThat(results.stream().filter(r -> !r.duplicate()).count()).as("round %d", round).isEqualTo(1);
+            assertThat(db.queryLong("SELECT count(*) FROM ready_entries WHERE args->>'key' = ?", key))
+                    .as("round %d: the cancelled owners and one live job", round).isEqualTo(round + 2);
+            owner = ids.iterator().next();
+        }
+    }
+
+    @Test
     void aProducerWaitsForAnInFlightClaimAndIsADuplicateIfItCommitsOrTheCreatorIfItRollsBack(Riffle riffle,
                                                                                               TestDatabase db)
             throws Exception {
