@@ -255,7 +255,8 @@ BEGIN
            AND NOT ${schema}.unique_claim_held(p.job_id, p.states)
         RETURNING 1
     )
-    SELECT (SELECT max(unique_key) FROM page), (SELECT count(*) FROM page), (SELECT count(*) FROM gone)
+    SELECT (SELECT p.unique_key FROM page p ORDER BY p.unique_key DESC LIMIT 1), (SELECT count(*) FROM page),
+           (SELECT count(*) FROM gone)
       INTO v_last, v_n, v_count;
     RETURN QUERY SELECT CASE WHEN v_n < p_limit THEN NULL ELSE v_last END, v_count;
 END

@@ -89,8 +89,10 @@ public record UniqueOptions(@Nullable List<String> argsFields, @Nullable String 
         if (states == null || states.isEmpty()) {
             throw new InvalidJobException("unique.states", "must name at least one state");
         }
-        if (states.contains(null)) {
-            throw new InvalidJobException("unique.states", "must not contain null");
+        for (State s : states) {
+            if (s == null) {
+                throw new InvalidJobException("unique.states", "must not contain null");
+            }
         }
         states = Set.copyOf(EnumSet.copyOf(states));
     }
