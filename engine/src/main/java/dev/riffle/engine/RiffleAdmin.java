@@ -11,12 +11,15 @@ import dev.riffle.engine.api.JobInfo;
 import dev.riffle.engine.api.JobState;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.internal.cron.CronSchedules;
+import dev.riffle.engine.api.UniqueOptions;
+import dev.riffle.engine.internal.enqueue.UniqueParams;
 import dev.riffle.engine.internal.sql.Db;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
@@ -136,12 +139,60 @@ public final class RiffleAdmin {
         return db.query("cancel", st -> st.bind("$1", jobId), row -> row.get("result", String.class))
                 .single()
                 .retryWhen(ON_CONFLICT)
-                .map(r -> switch (r) {
-                    case "available" -> CancelResult.CANCELLED_AVAILABLE;
-                    case "scheduled" -> CancelResult.CANCELLED_SCHEDULED;
-                    case "running" -> CancelResult.CANCELLED_RUNNING;
-                    default -> CancelResult.NOT_FOUND;
-                });
+                .map(RiffleAdmin::cancelResult);
+    }
+
+    private static CancelResult cancelResult(String r) {
+        return switch (r) {
+            case "available" -> CancelResult.CANCELLED_AVAILABLE;
+            case "scheduled" -> CancelResult.CANCELLED_SCHEDULED;
+            case "running" -> CancelResult.CANCELLED_RUNNING;
+            default -> CancelResult.NOT_FOUND;
+        };
+    }
+
+    /**
+     * Cancels the job holding the unique key that {@code job} would claim (docs/unique-jobs.md): the key is derived
+     * from the job's kind, queue, args and {@link NewJob#unique() unique options} exactly as enqueue derives it
+     * (with a period, the current bucket of the database clock). The holder is cancelled as {@link #cancel(long)}
+     * does, and the key is released in the same transaction, so the next enqueue with that key creates a job.
+     * {@link CancelResult#NOT_FOUND} when no job holds the key.
+     *
+     * @throws InvalidJobException when {@code job} has no unique options
+     */
+    public Mono<CancelResult> cancelByUniqueKey(NewJob job) {
+        return Mono.defer(() -> {
+            Objects.requireNonNull(job, "job");
+            if (job.unique() == null) {
+                throw new InvalidJobException("unique", "the job has no unique options: nothing names a key");
+            }
+            UniqueParams p = UniqueParams.of(job.unique());
+            return db.query("cancel_unique", st -> {
+                        st.bind("$1", job.kind()).bind("$2", job.queue()).bind("$3", job.argsJson());
+                        bindOrNull(st, "$4", p.fieldsJson(), String.class);
+                        bindOrNull(st, "$5", p.key(), String.class);
+                        bindOrNull(st, "$6", p.periodMs(), Long.class);
+                    }, row -> row.get("result", String.class))
+                    .single()
+                    .retryWhen(ON_CONFLICT)
+                    .map(RiffleAdmin::cancelResult);
+        });
+    }
+
+    /**
+     * Cancels the job holding the explicit unique key {@code key} of kind {@code kind} ({@link UniqueOptions#byKey},
+     * without a period); see {@link #cancelByUniqueKey(NewJob)}.
+     */
+    public Mono<CancelResult> cancelByUniqueKey(String kind, String key) {
+        return Mono.defer(() -> cancelByUniqueKey(NewJob.builder(kind).unique(UniqueOptions.byKey(key)).build()));
+    }
+
+    private static <T> void bindOrNull(io.r2dbc.spi.Statement st, String name, @Nullable T value, Class<T> type) {
+        if (value == null) {
+            st.bindNull(name, type);
+        } else {
+            st.bind(name, value);
+        }
     }
 
     /**

@@ -21,9 +21,10 @@ import org.jspecify.annotations.Nullable;
  * @param typedArgs arguments as an object, encoded to JSON at enqueue by the engine's {@link ArgsCodec}
  *                  ({@code RiffleConfig.Builder.argsCodec}); null (the default) when {@code argsJson} is given.
  *                  Enqueue fails with {@link InvalidJobException} for {@code args} when no codec is configured
+ * @param unique makes the job unique by a key (docs/unique-jobs.md), or null (default) for an ordinary job
  */
 public record NewJob(String kind, String queue, @Nullable String argsJson, int priority, int maxAttempts,
-                     @Nullable Instant runAt, @Nullable Object typedArgs) {
+                     @Nullable Instant runAt, @Nullable Object typedArgs, @Nullable UniqueOptions unique) {
 
     /** Default queue name. */
     public static final String DEFAULT_QUEUE = "default";
@@ -70,9 +71,9 @@ public record NewJob(String kind, String queue, @Nullable String argsJson, int p
         }
     }
 
-    /** A job with JSON args. */
+    /** An ordinary job with JSON args (no typed args, no unique key); validates all fields. */
     public NewJob(String kind, String queue, String argsJson, int priority, int maxAttempts, @Nullable Instant runAt) {
-        this(kind, queue, argsJson, priority, maxAttempts, runAt, null);
+        this(kind, queue, argsJson, priority, maxAttempts, runAt, null, null);
     }
 
     /**
@@ -95,7 +96,7 @@ public record NewJob(String kind, String queue, @Nullable String argsJson, int p
         if (json == null) {
             throw new InvalidJobException("args", "the args codec encoded " + typedArgs.getClass().getName() + " to null");
         }
-        return new NewJob(kind, queue, json, priority, maxAttempts, runAt, null);
+        return new NewJob(kind, queue, json, priority, maxAttempts, runAt, null, unique);
     }
 
     /** The {@code runAt} rule in words, for every error that reports it. */
@@ -141,6 +142,7 @@ public record NewJob(String kind, String queue, @Nullable String argsJson, int p
         private int priority = DEFAULT_PRIORITY;
         private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private @Nullable Instant runAt;
+        private @Nullable UniqueOptions unique;
 
         private Builder(String kind) {
             this.kind = kind;
@@ -194,9 +196,18 @@ public record NewJob(String kind, String queue, @Nullable String argsJson, int p
             return this;
         }
 
+        /**
+         * Makes the job unique by a key (default: none): a duplicate enqueue returns the id of the job holding the
+         * key instead of creating another (docs/unique-jobs.md).
+         */
+        public Builder unique(@Nullable UniqueOptions unique) {
+            this.unique = unique;
+            return this;
+        }
+
         /** Validates and builds. */
         public NewJob build() {
-            return new NewJob(kind, queue, argsJson, priority, maxAttempts, runAt, typedArgs);
+            return new NewJob(kind, queue, argsJson, priority, maxAttempts, runAt, typedArgs, unique);
         }
     }
 }

@@ -59,6 +59,12 @@ SELECT ${schema}.resume_queue($1::text) AS changed
 -- name: cancel
 SELECT ${schema}.cancel_job($1::bigint) AS result
 
+-- name: cancel_unique
+-- Cancel the job holding a unique key, derived the way enqueue derives it (docs/unique-jobs.md).
+SELECT c.job_id, c.result
+  FROM ${schema}.cancel_unique(${schema}.unique_key_of($1::text, $2::text, $3::jsonb, $4::jsonb, $5::text, $6::bigint,
+                                                       now())) AS c
+
 -- name: dlq_list
 SELECT job_id, queue, kind, args::text AS args, attempt, run_lease, dlq_reason, payload::text AS payload, dlq_at
   FROM ${schema}.dlq_entries

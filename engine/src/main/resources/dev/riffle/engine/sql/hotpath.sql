@@ -4,6 +4,12 @@
 SELECT j AS job_id
   FROM ${schema}.enqueue_jobs($1::text[], $2::text[], $3::jsonb[], $4::smallint[], $5::smallint[], $6::timestamptz[]) AS j
 
+-- name: enqueue_unique
+-- Only for a batch in which some job carries unique options (docs/unique-jobs.md); other batches use enqueue above.
+SELECT u.job_id, u.duplicate
+  FROM ${schema}.enqueue_unique_jobs($1::text[], $2::text[], $3::jsonb[], $4::smallint[], $5::smallint[],
+                                     $6::timestamptz[], $7::jsonb[], $8::text[], $9::bigint[], $10::text[]) AS u
+
 -- name: claim
 -- Timestamps travel as epoch microseconds and JSON as text: parsing timestamptz text per row was the largest JVM cost of
 -- a claim (bench JFR profile, docs/benchmarks.md). Only the columns Claimer reads are sent.

@@ -61,7 +61,7 @@ class NewJobTest {
         assertThat(catchThrowableOfType(InvalidJobException.class, () -> NewJob.builder("k").typedArgs("{}")).getMessage())
                 .contains("args(String)");
         assertThat(catchThrowableOfType(InvalidJobException.class,
-                () -> new NewJob("k", "q", "{}", 2, 1, null, new Object())).getMessage()).contains("not both");
+                () -> new NewJob("k", "q", "{}", 2, 1, null, new Object(), null)).getMessage()).contains("not both");
         InvalidJobException bad = catchThrowableOfType(InvalidJobException.class,
                 () -> NewJob.builder("k").typedArgs(new Object()).build().encodeArgs(new ArgsCodec() {
                     @Override
