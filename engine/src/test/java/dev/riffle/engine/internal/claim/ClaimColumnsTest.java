@@ -1,0 +1,42 @@
+package dev.riffle.engine.internal.claim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.riffle.engine.internal.sql.SqlCatalog;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** Claimer reads the claim rows by position: its column list must be the statement's SELECT list, in order. */
+class ClaimColumnsTest {
+
+    // The name a select-list item is read by: its alias ("... AS name"), else the column after "c.".
+    private static final Pattern ITEM = Pattern.compile("(?:\\bAS\\s+([a-z_]+)|^c\\.([a-z_]+))$");
+
+    @Test
+    void claimerColumnsAreTheClaimStatementsSelectListInOrder() {
+        String sql = SqlCatalog.load("riffle_ut").get("claim");
+        String select = sql.substring(sql.indexOf("SELECT") + "SELECT".length(), sql.indexOf("\n  FROM"));
+        List<String> names = new ArrayList<>();
+        int depth = 0;
+        StringBuilder item = new StringBuilder();
+        for (char ch : (select + ",").toCharArray()) {
+            if (ch == '(') {
+                depth++;
+            } else if (ch == ')') {
+                depth--;
+            }
+            if (ch == ',' && depth == 0) {
+                Matcher m = ITEM.matcher(item.toString().trim().replaceAll("\\s+", " "));
+                assertThat(m.find()).as("select item %s", item).isTrue();
+                names.add(m.group(1) != null ? m.group(1) : m.group(2));
+                item.setLength(0);
+            } else {
+                item.append(ch);
+            }
+        }
+        assertThat(names).containsExactlyElementsOf(Claimer.COLUMNS);
+    }
+}
