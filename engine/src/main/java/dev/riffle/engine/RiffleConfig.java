@@ -129,10 +129,14 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
     /** Default args limit: 256 KiB. */
     public static final int DEFAULT_MAX_ARGS_BYTES = 256 * 1024;
     /**
-     * Default {@link #copyEnqueueThreshold()}: {@value}. Below it the array path is as fast (measured in
-     * docs/bulk-enqueue.md), and its one statement costs fewer round trips than COPY's four.
+     * Default {@link #copyEnqueueThreshold()}: {@value}, the COPY path off. Both paths end in the same
+     * {@code enqueue_jobs}, which is most of the cost: COPY measured level with the array path in jobs/s and WAL
+     * per job (docs/bulk-enqueue.md, docs/adr/0014), while it needs the {@code TEMPORARY} privilege and, on an
+     * autocommit connection, a transaction of its own. {@link #SUGGESTED_COPY_ENQUEUE_THRESHOLD} turns it on.
      */
-    public static final int DEFAULT_COPY_ENQUEUE_THRESHOLD = 1000;
+    public static final int DEFAULT_COPY_ENQUEUE_THRESHOLD = 0;
+    /** A threshold that turns the COPY path on for large batches only: {@value} jobs. */
+    public static final int SUGGESTED_COPY_ENQUEUE_THRESHOLD = 1000;
     /** Default bound on outcomes per {@code work(...)} call queued but not yet durable: {@value}. */
     public static final int DEFAULT_WORK_PENDING_OUTCOMES = 1024;
     /** Default claims in flight per subscription: {@value} (docs/benchmarks.md). */
@@ -484,8 +488,9 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
 
         /**
          * Batch size from which {@code enqueueMany} uses {@code COPY} into a session staging table (default
-         * {@value RiffleConfig#DEFAULT_COPY_ENQUEUE_THRESHOLD}; 0 turns it off). Same validation, same
-         * {@code enqueue_jobs} function, same NOTIFY on commit as the array path (docs/bulk-enqueue.md). The engine's
+         * {@value RiffleConfig#DEFAULT_COPY_ENQUEUE_THRESHOLD}: off; e.g.
+         * {@value RiffleConfig#SUGGESTED_COPY_ENQUEUE_THRESHOLD} turns it on for large batches). Same validation,
+         * same {@code enqueue_jobs} function, same NOTIFY on commit as the array path (docs/bulk-enqueue.md). The
          * role needs the {@code TEMPORARY} privilege on the database (PostgreSQL grants it to everyone by default).
          */
         public Builder copyEnqueueThreshold(int copyEnqueueThreshold) {
