@@ -34,6 +34,9 @@ final class BenchConfig {
     int recoverySeconds = 30;
     int enqueueBatch = 500;
     int enqueueConcurrency = 2;
+    // Riffle's RiffleConfig.copyEnqueueThreshold: batches of at least this many jobs are staged with COPY
+    // (docs/bulk-enqueue.md); 0 keeps every batch on the multi-row array path.
+    int copyEnqueueThreshold = dev.riffle.engine.RiffleConfig.DEFAULT_COPY_ENQUEUE_THRESHOLD;
     int claimBatch = 128;
     int ackBatch = 512;
     int ackWindowMillis = 2;
@@ -109,6 +112,8 @@ final class BenchConfig {
                 "  --pinned-seconds S           pinned: seconds with an idle-in-transaction xid held (default 30)",
                 "  --recovery-seconds S         pinned: seconds of load after the release (default 30)",
                 "  --enqueue-batch B            jobs per enqueue statement/call when pre-enqueuing (default 500)",
+                "  --copy-enqueue-threshold N   Riffle stages batches of N jobs or more with COPY (default "
+                        + dev.riffle.engine.RiffleConfig.DEFAULT_COPY_ENQUEUE_THRESHOLD + "; 0: never)",
                 "  --enqueue-concurrency C      concurrent enqueue calls when pre-enqueuing (default 2)",
                 "  --claim-batch N              max jobs per claim (both systems; default 128)",
                 "  --ack-batch N                max jobs per ack/completion batch (both systems; default 512)",
@@ -230,6 +235,7 @@ final class BenchConfig {
             case "--recovery-seconds" -> recoverySeconds = Integer.parseInt(v);
             case "--enqueue-batch" -> enqueueBatch = Integer.parseInt(v);
             case "--enqueue-concurrency" -> enqueueConcurrency = Integer.parseInt(v);
+            case "--copy-enqueue-threshold" -> copyEnqueueThreshold = Integer.parseInt(v);
             case "--claim-batch" -> claimBatch = Integer.parseInt(v);
             case "--ack-batch" -> ackBatch = Integer.parseInt(v);
             case "--ack-window-ms" -> ackWindowMillis = Integer.parseInt(v);
@@ -261,7 +267,8 @@ final class BenchConfig {
         if (jobs < 1 || rounds < 1 || enqueueBatch < 1 || enqueueConcurrency < 1 || claimBatch < 1 || ackBatch < 1
                 || poolSize < 1 || baselineClaimers < 1 || baselineAckers < 1 || workers.isEmpty()
                 || delaysMillis.isEmpty() || steadySeconds < 1 || pinnedSeconds < 1 || recoverySeconds < 1
-                || steadyLoad <= 0 || payloadPad < 0 || baselinePollMs < 0 || baselineVacuumSeconds < 0 || producerTickMillis < 1) {
+                || steadyLoad <= 0 || payloadPad < 0 || baselinePollMs < 0 || baselineVacuumSeconds < 0 || producerTickMillis < 1
+                || copyEnqueueThreshold < 0) {
             throw new UsageException("option out of range\n" + usage());
         }
         if (enqueueBatch * 4 > 32_000) {
@@ -299,6 +306,7 @@ final class BenchConfig {
         m.put("recovery_seconds", recoverySeconds);
         m.put("enqueue_batch", enqueueBatch);
         m.put("enqueue_concurrency", enqueueConcurrency);
+        m.put("copy_enqueue_threshold", copyEnqueueThreshold);
         m.put("claim_batch", claimBatch);
         m.put("ack_batch", ackBatch);
         m.put("ack_window_ms", ackWindowMillis);

@@ -60,6 +60,7 @@ final class RiffleSystem implements QueueSystem {
         m.put("pool_size", c.poolSize());
         m.put("max_claim_batch", c.maxClaimBatch());
         m.put("completion_batch_size", c.completionBatchSize());
+        m.put("copy_enqueue_threshold", c.copyEnqueueThreshold());
         m.put("completion_window_ms", c.completionWindow().toMillis());
         m.put("completion_flush_concurrency", c.completionFlushConcurrency());
         m.put("poll_interval_ms", c.pollInterval().toMillis());
@@ -95,6 +96,7 @@ final class RiffleSystem implements QueueSystem {
                 .maxClaimBatch(cfg.claimBatch)
                 .completionBatchSize(cfg.ackBatch)
                 .completionWindow(Duration.ofMillis(cfg.ackWindowMillis))
+                .copyEnqueueThreshold(cfg.copyEnqueueThreshold)
                 .build();
     }
 

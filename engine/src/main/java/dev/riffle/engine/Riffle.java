@@ -98,7 +98,7 @@ public final class Riffle implements Disposable {
         this.scheduler = config.scheduler();
         this.clock = EngineClock.of(config.clock());
         this.inFlight = new InFlight(clock);
-        this.enqueuer = new Enqueuer(db, config.maxArgsBytes(), config.argsCodec());
+        this.enqueuer = new Enqueuer(db, config.maxArgsBytes(), config.argsCodec(), config.copyEnqueueThreshold());
         this.completer = new CompletionBatcher(db, inFlight, config.completionBatchSize(), config.completionWindow(),
                 config.completionFlushConcurrency(), scheduler, clock, config.dlqByDefault());
         this.advancer = new CursorAdvancer(db, config.cursorAdvanceDelay(), scheduler);

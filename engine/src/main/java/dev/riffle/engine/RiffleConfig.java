@@ -56,6 +56,10 @@ import reactor.core.scheduler.Schedulers;
  *                    more before claiming, so claims stay batches rather than single jobs
  * @param cursorAdvanceDelay coalescing window for post-commit claim cursor advances
  * @param maxArgsBytes largest accepted args JSON, in UTF-8 bytes
+ * @param copyEnqueueThreshold batch size from which {@code enqueueMany} stages the batch with {@code COPY} and
+ *                             enqueues it from the staging table in one statement, instead of sending it as array
+ *                             parameters (docs/bulk-enqueue.md); 0 turns the COPY path off. Batches holding a job
+ *                             with unique options always take the array path
  * @param workPendingOutcomes outcomes one {@code work(...)} call has queued for the completion batcher and that are
  *                            not durable yet, at most. A handler's slot is free once its outcome is queued; when
  *                            this many wait for durability, finished handlers hold their slots until one lands
@@ -94,7 +98,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                            int maxClaimBatch, int completionBatchSize, Duration completionWindow,
                            int completionFlushConcurrency, Duration pollInterval, Duration safetyPollInterval,
                            Duration busyRetryDelay, Duration claimLinger, Duration cursorAdvanceDelay, int maxArgsBytes,
-                           int workPendingOutcomes, boolean workPrefetch, int claimConcurrency,
+                           int copyEnqueueThreshold, int workPendingOutcomes, boolean workPrefetch, int claimConcurrency,
                            Map<String, QueueConfig> queues, boolean dlqByDefault, MaintenanceConfig maintenance,
                            @Nullable Object meterRegistry, Clock clock, Scheduler scheduler,
                            List<CronSchedule> schedules,
@@ -124,6 +128,15 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
     public static final Duration DEFAULT_CURSOR_ADVANCE_DELAY = Duration.ofMillis(20);
     /** Default args limit: 256 KiB. */
     public static final int DEFAULT_MAX_ARGS_BYTES = 256 * 1024;
+    /**
+     * Default {@link #copyEnqueueThreshold()}: {@value}, the COPY path off. Both paths end in the same
+     * {@code enqueue_jobs}, which is most of the cost: COPY measured level with the array path in jobs/s and WAL
+     * per job (docs/bulk-enqueue.md, docs/adr/0014), while it needs the {@code TEMPORARY} privilege and, on an
+     * autocommit connection, a transaction of its own. {@link #SUGGESTED_COPY_ENQUEUE_THRESHOLD} turns it on.
+     */
+    public static final int DEFAULT_COPY_ENQUEUE_THRESHOLD = 0;
+    /** A threshold that turns the COPY path on for large batches only: {@value} jobs. */
+    public static final int SUGGESTED_COPY_ENQUEUE_THRESHOLD = 1000;
     /** Default bound on outcomes per {@code work(...)} call queued but not yet durable: {@value}. */
     public static final int DEFAULT_WORK_PENDING_OUTCOMES = 1024;
     /** Default claims in flight per subscription: {@value} (docs/benchmarks.md). */
@@ -182,6 +195,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         requireRange("completionBatchSize", completionBatchSize, 1, 10_000);
         requireRange("completionFlushConcurrency", completionFlushConcurrency, 1, 64);
         requireRange("maxArgsBytes", maxArgsBytes, 2, 64 * 1024 * 1024);
+        requireRange("copyEnqueueThreshold", copyEnqueueThreshold, 0, Integer.MAX_VALUE);
         requireRange("workPendingOutcomes", workPendingOutcomes, 1, 1_000_000);
         requireRange("claimConcurrency", claimConcurrency, 1, 64);
         requirePositive("completionWindow", completionWindow);
@@ -286,6 +300,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         private Duration claimLinger = DEFAULT_CLAIM_LINGER;
         private Duration cursorAdvanceDelay = DEFAULT_CURSOR_ADVANCE_DELAY;
         private int maxArgsBytes = DEFAULT_MAX_ARGS_BYTES;
+        private int copyEnqueueThreshold = DEFAULT_COPY_ENQUEUE_THRESHOLD;
         private int workPendingOutcomes = DEFAULT_WORK_PENDING_OUTCOMES;
         private int claimConcurrency = DEFAULT_CLAIM_CONCURRENCY;
         private boolean workPrefetch = true;
@@ -471,6 +486,18 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
             return this;
         }
 
+        /**
+         * Batch size from which {@code enqueueMany} uses {@code COPY} into a session staging table (default
+         * {@value RiffleConfig#DEFAULT_COPY_ENQUEUE_THRESHOLD}: off; e.g.
+         * {@value RiffleConfig#SUGGESTED_COPY_ENQUEUE_THRESHOLD} turns it on for large batches). Same validation,
+         * same {@code enqueue_jobs} function, same NOTIFY on commit as the array path (docs/bulk-enqueue.md). The
+         * role needs the {@code TEMPORARY} privilege on the database (PostgreSQL grants it to everyone by default).
+         */
+        public Builder copyEnqueueThreshold(int copyEnqueueThreshold) {
+            this.copyEnqueueThreshold = copyEnqueueThreshold;
+            return this;
+        }
+
         /** Outcomes per {@code work(...)} call queued but not durable yet, at most (default {@value RiffleConfig#DEFAULT_WORK_PENDING_OUTCOMES}). */
         public Builder workPendingOutcomes(int workPendingOutcomes) {
             this.workPendingOutcomes = workPendingOutcomes;
@@ -530,7 +557,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
             return new RiffleConfig(url, connectionFactory, listenConnectionFactory, migrationUrl, schema, migrate, poolSize, applicationName, maxClaimBatch,
                     completionBatchSize, completionWindow, completionFlushConcurrency, pollInterval,
                     safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes,
-                    workPendingOutcomes, workPrefetch, claimConcurrency, queues, dlqByDefault,
+                    copyEnqueueThreshold, workPendingOutcomes, workPrefetch, claimConcurrency, queues, dlqByDefault,
                     maintenance, meterRegistry, clock, scheduler, schedules,
                     argsCodec);
         }

@@ -56,6 +56,7 @@ class RiffleConfigTest {
         assertThat(c.claimLinger()).isEqualTo(RiffleConfig.DEFAULT_CLAIM_LINGER);
         assertThat(c.cursorAdvanceDelay()).isEqualTo(RiffleConfig.DEFAULT_CURSOR_ADVANCE_DELAY);
         assertThat(c.maxArgsBytes()).isEqualTo(RiffleConfig.DEFAULT_MAX_ARGS_BYTES);
+        assertThat(c.copyEnqueueThreshold()).isEqualTo(RiffleConfig.DEFAULT_COPY_ENQUEUE_THRESHOLD);
         assertThat(c.queues()).isEmpty();
         assertThat(c.dlqByDefault()).isTrue();
         assertThat(c.maintenance()).isEqualTo(MaintenanceConfig.defaults());
@@ -70,7 +71,7 @@ class RiffleConfigTest {
                 .maxClaimBatch(7).completionBatchSize(8).completionWindow(Duration.ofMillis(9))
                 .completionFlushConcurrency(4).pollInterval(Duration.ofMillis(11)).safetyPollInterval(Duration.ofMillis(12))
                 .busyRetryDelay(Duration.ofMillis(13)).claimLinger(Duration.ofMillis(16))
-                .cursorAdvanceDelay(Duration.ofMillis(14)).maxArgsBytes(15)
+                .cursorAdvanceDelay(Duration.ofMillis(14)).maxArgsBytes(15).copyEnqueueThreshold(17)
                 .queue(QueueConfig.of("a")).dlqByDefault(false).maintenance(m).meterRegistry(registry).build();
 
         assertThat(c.schema()).isEqualTo("jobs_2");
@@ -87,6 +88,7 @@ class RiffleConfigTest {
         assertThat(c.claimLinger()).isEqualTo(Duration.ofMillis(16));
         assertThat(c.cursorAdvanceDelay()).isEqualTo(Duration.ofMillis(14));
         assertThat(c.maxArgsBytes()).isEqualTo(15);
+        assertThat(c.copyEnqueueThreshold()).isEqualTo(17);
         assertThat(c.queues()).isEqualTo(Map.of("a", QueueConfig.of("a")));
         assertThat(c.dlqByDefault()).isFalse();
         assertThat(c.maintenance()).isSameAs(m);
@@ -105,6 +107,7 @@ class RiffleConfigTest {
                 bad("completionFlushConcurrency", b -> b.completionFlushConcurrency(65)),
                 bad("maxArgsBytes", b -> b.maxArgsBytes(1)),
                 bad("maxArgsBytes", b -> b.maxArgsBytes(64 * 1024 * 1024 + 1)),
+                bad("copyEnqueueThreshold", b -> b.copyEnqueueThreshold(-1)),
                 bad("completionWindow", b -> b.completionWindow(Duration.ZERO)),
                 bad("completionWindow", b -> b.completionWindow(Duration.ofMillis(-1))),
                 bad("completionWindow", b -> b.completionWindow(null)),
@@ -136,9 +139,10 @@ class RiffleConfigTest {
     @Test
     void boundsAreInclusive() {
         RiffleConfig low = base().poolSize(2).maxClaimBatch(1).completionBatchSize(1).completionFlushConcurrency(1)
-                .maxArgsBytes(2).completionWindow(Duration.ofNanos(1)).build();
+                .maxArgsBytes(2).completionWindow(Duration.ofNanos(1)).copyEnqueueThreshold(0).build();
         RiffleConfig high = base().poolSize(1000).maxClaimBatch(10_000).completionBatchSize(10_000)
-                .completionFlushConcurrency(64).maxArgsBytes(64 * 1024 * 1024).build();
+                .completionFlushConcurrency(64).maxArgsBytes(64 * 1024 * 1024).copyEnqueueThreshold(Integer.MAX_VALUE)
+                .build();
         assertThat(low.poolSize()).isEqualTo(2);
         assertThat(high.poolSize()).isEqualTo(1000);
     }
@@ -240,7 +244,7 @@ class RiffleConfigTest {
         assertThatThrownBy(() -> new RiffleConfig(ok.url(), null, null, null, ok.schema(), ok.migrate(), ok.poolSize(),
                 ok.applicationName(), ok.maxClaimBatch(), ok.completionBatchSize(), ok.completionWindow(),
                 ok.completionFlushConcurrency(), ok.pollInterval(), ok.safetyPollInterval(), ok.busyRetryDelay(),
-                ok.claimLinger(), ok.cursorAdvanceDelay(), ok.maxArgsBytes(), ok.workPendingOutcomes(),
+                ok.claimLinger(), ok.cursorAdvanceDelay(), ok.maxArgsBytes(), ok.copyEnqueueThreshold(), ok.workPendingOutcomes(),
                 ok.workPrefetch(), ok.claimConcurrency(), ok.queues(), ok.dlqByDefault(), ok.maintenance(),
                 "not a registry", ok.clock(), ok.scheduler(), ok.schedules(), null))
                 .isInstanceOf(IllegalArgumentException.class)

@@ -6,7 +6,10 @@ import reactor.core.publisher.Mono;
 
 /**
  * Enqueues jobs. Every method is cold and validates its input before touching the database; invalid input fails
- * with {@link InvalidJobException} and writes nothing. A batch is one round trip.
+ * with {@link InvalidJobException} and writes nothing. A batch is one round trip; with
+ * {@code RiffleConfig.copyEnqueueThreshold} set, a batch of at least that many jobs (none with unique options) is
+ * sent with {@code COPY} into a session staging table and enqueued from it by one statement, with the same
+ * validation, errors, ids and NOTIFY (docs/bulk-enqueue.md).
  *
  * <p>The {@code Connection} overloads are <b>transactional enqueue</b>: the jobs are written on the caller's own
  * connection, inside whatever transaction the caller has open, so they commit or roll back with the caller's

@@ -10,6 +10,44 @@ SELECT u.job_id, u.duplicate
   FROM ${schema}.enqueue_unique_jobs($1::text[], $2::text[], $3::jsonb[], $4::smallint[], $5::smallint[],
                                      $6::timestamptz[], $7::jsonb[], $8::text[], $9::bigint[], $10::text[]) AS u
 
+-- name: enqueue_staging_create
+-- COPY bulk enqueue (docs/bulk-enqueue.md), step 1: the session's staging table, created in the transaction that
+-- stages (a creation rolled back with the caller's transaction is made again next time). ON COMMIT DELETE ROWS
+-- empties it in place at commit or rollback: no dead tuples outlive the transaction (autovacuum never visits
+-- temporary tables) and, unlike TRUNCATE, no new relfilenode per batch. Not schema-qualified: one table per
+-- session serves every Riffle schema, a batch is told apart by its key.
+CREATE TEMP TABLE IF NOT EXISTS riffle_enqueue_staging_v1 (
+    batch        bigint      NOT NULL,
+    ord          int         NOT NULL,
+    queue        text        NOT NULL,
+    kind         text        NOT NULL,
+    args         jsonb       NOT NULL,
+    priority     smallint    NOT NULL,
+    max_attempts smallint    NOT NULL,
+    run_at       timestamptz
+) ON COMMIT DELETE ROWS
+
+-- name: enqueue_staging_copy
+-- Step 2: the rows, text format, one per job.
+COPY pg_temp.riffle_enqueue_staging_v1 (batch, ord, queue, kind, args, priority, max_attempts, run_at) FROM STDIN
+
+-- name: enqueue_staged
+-- Step 3: the batch through the same enqueue_jobs as the enqueue statement above (lanes, shards, ring slot,
+-- deferred rows, NOTIFY on commit), in staging order; ids come back in that order. The staged rows are consumed,
+-- so a second batch in the same transaction starts from an empty table.
+WITH staged AS (
+    DELETE FROM pg_temp.riffle_enqueue_staging_v1 s WHERE s.batch = $1 RETURNING s.*
+), b AS (
+    SELECT array_agg(s.queue ORDER BY s.ord) AS queues, array_agg(s.kind ORDER BY s.ord) AS kinds,
+           array_agg(s.args ORDER BY s.ord) AS args, array_agg(s.priority ORDER BY s.ord) AS priorities,
+           array_agg(s.max_attempts ORDER BY s.ord) AS max_attempts, array_agg(s.run_at ORDER BY s.ord) AS run_ats
+      FROM staged s
+)
+SELECT j.job_id
+  FROM b, ${schema}.enqueue_jobs(b.queues, b.kinds, b.args, b.priorities, b.max_attempts, b.run_ats)
+          WITH ORDINALITY AS j(job_id, ord)
+ ORDER BY j.ord
+
 -- name: claim
 -- Timestamps travel as epoch microseconds and JSON as text: parsing timestamptz text per row was the largest JVM cost of
 -- a claim (bench JFR profile, docs/benchmarks.md). Only the columns Claimer reads are sent.

@@ -62,6 +62,7 @@ final class RiffleConfigs {
                 .pollInterval(p.getPollInterval())
                 .safetyPollInterval(p.getSafetyPollInterval())
                 .maxArgsBytes(p.getMaxArgsBytes())
+                .copyEnqueueThreshold(p.getCopyEnqueueThreshold())
                 .workPrefetch(p.isWorkPrefetch())
                 .claimConcurrency(p.getClaimConcurrency())
                 .dlqByDefault(p.isDlqByDefault());

@@ -61,6 +61,9 @@ public class RiffleProperties {
     /** Largest accepted args JSON, in UTF-8 bytes. */
     private int maxArgsBytes = 262144;
 
+    /** Batch size from which enqueueMany stages the batch with COPY (docs/bulk-enqueue.md); 0, the default, is off. */
+    private int copyEnqueueThreshold = 0;
+
     /** Whether the workers claim one window of jobs ahead of their running handlers. */
     private boolean workPrefetch = true;
 
@@ -206,6 +209,16 @@ public class RiffleProperties {
     /** See {@link #maxArgsBytes}. */
     public void setMaxArgsBytes(int maxArgsBytes) {
         this.maxArgsBytes = maxArgsBytes;
+    }
+
+    /** See {@link #copyEnqueueThreshold}. */
+    public int getCopyEnqueueThreshold() {
+        return copyEnqueueThreshold;
+    }
+
+    /** See {@link #copyEnqueueThreshold}. */
+    public void setCopyEnqueueThreshold(int copyEnqueueThreshold) {
+        this.copyEnqueueThreshold = copyEnqueueThreshold;
     }
 
     /** See {@link #workPrefetch}. */

@@ -26,6 +26,7 @@ class RiffleDefaultsTest {
         assertThat(p.getPollInterval()).isEqualTo(RiffleConfig.DEFAULT_POLL_INTERVAL);
         assertThat(p.getSafetyPollInterval()).isEqualTo(RiffleConfig.DEFAULT_SAFETY_POLL_INTERVAL);
         assertThat(p.getMaxArgsBytes()).isEqualTo(RiffleConfig.DEFAULT_MAX_ARGS_BYTES);
+        assertThat(p.getCopyEnqueueThreshold()).isEqualTo(RiffleConfig.DEFAULT_COPY_ENQUEUE_THRESHOLD);
         assertThat(p.getClaimConcurrency()).isEqualTo(RiffleConfig.DEFAULT_CLAIM_CONCURRENCY);
         RiffleConfig engineDefaults = RiffleConfig.builder().url("postgresql://localhost/x").build();
         assertThat(p.getApplicationName()).isEqualTo(engineDefaults.applicationName());
