@@ -121,3 +121,14 @@ RETURNING name
 
 -- name: cron_delete
 DELETE FROM ${schema}.cron_schedules WHERE name = $1 RETURNING name
+
+-- name: doctor
+-- The proof doctor (R__86_doctor.sql): read-only, one row per finding.
+SELECT section, check_name, ring, slot, detail, job_id, run_lease FROM ${schema}.doctor($1::int, $2::int, $3::int)
+
+-- name: queues
+SELECT queue FROM ${schema}.queue_meta
+ UNION SELECT queue FROM ${schema}.queue_claim_heads
+ UNION SELECT DISTINCT queue FROM ${schema}.deferred_jobs
+ UNION SELECT DISTINCT queue FROM ${schema}.dlq_entries
+ ORDER BY 1
