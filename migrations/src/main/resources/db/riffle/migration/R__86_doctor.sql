@@ -28,10 +28,11 @@ $$;
 
 -- The open attempts of claim slot p_claim_slot (claims without closure evidence, compact items and row-local claims
 -- alike), optionally only those whose claim references ready slot p_ready_slot, ordered by job id, at most p_limit
--- (NULL: all). batch_id 0 marks a row-local claim.
+-- (NULL: all). batch_id 0 marks a row-local claim. STABLE, so it reads with the snapshot of the statement that calls
+-- it: the doctor counts claims, closures and open attempts of a slot in one statement, one snapshot.
 CREATE OR REPLACE FUNCTION ${schema}.claim_slot_open_attempts(p_claim_slot int, p_ready_slot int, p_limit int)
 RETURNS TABLE (job_id bigint, run_lease bigint, batch_id bigint)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql STABLE AS $$
 BEGIN
     RETURN QUERY EXECUTE format($q$
         SELECT o.job_id, o.run_lease, o.batch_id FROM (
@@ -123,24 +124,25 @@ BEGIN
         v_n := ${schema}.ring_slot_count(v_ring);
         v_col := CASE v_ring WHEN 'queue' THEN 'ready_generation' WHEN 'lease' THEN 'lease_generation' END;
         FOR v_slot IN 0 .. v_n - 1 LOOP
-            v_gen := ${schema}.ring_slot_generation(v_ring, v_slot);
             FOREACH v_fam IN ARRAY ${schema}.ring_families(v_ring) LOOP
-                IF v_gen < 0 THEN
-                    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s.%I)', '${schema}', v_fam || '_' || v_slot) INTO v_b;
-                    IF v_b THEN
-                        RETURN QUERY SELECT 'violation', 'generation', v_ring, v_slot,
-                            format('%s_%s holds rows, but the ring has not entered slot %s yet', v_fam, v_slot, v_slot),
-                            NULL::bigint, NULL::bigint;
-                    END IF;
-                ELSIF v_col IS NOT NULL THEN
-                    EXECUTE format('SELECT %3$I FROM %1$s.%2$I WHERE %3$I <> $1 LIMIT 1',
-                                   '${schema}', v_fam || '_' || v_slot, v_col)
-                       INTO v_x USING v_gen;
-                    IF v_x IS NOT NULL THEN
-                        RETURN QUERY SELECT 'violation', 'generation', v_ring, v_slot,
-                            format('%s_%s holds rows of generation %s; the slot is at generation %s',
-                                   v_fam, v_slot, v_x, v_gen), NULL::bigint, NULL::bigint;
-                    END IF;
+                -- The cursor and the child are read in one statement (one snapshot): a rotation that re-enters the
+                -- slot between two statements would otherwise make its new rows look foreign. ring_cursor is
+                -- STABLE, so it reads with the statement's snapshot.
+                EXECUTE format('SELECT c.g, %3$s, c.g < 0 AND EXISTS (SELECT 1 FROM %1$s.%2$I)'
+                               '  FROM (SELECT %1$s.ring_slot_generation($1, $2) AS g) c',
+                               '${schema}', v_fam || '_' || v_slot,
+                               CASE WHEN v_col IS NULL THEN 'NULL::bigint'
+                                    ELSE format('(SELECT x.%1$I FROM %2$s.%3$I x WHERE x.%1$I <> c.g LIMIT 1)',
+                                                v_col, '${schema}', v_fam || '_' || v_slot) END)
+                   INTO v_gen, v_x, v_b USING v_ring, v_slot;
+                IF v_b THEN
+                    RETURN QUERY SELECT 'violation', 'generation', v_ring, v_slot,
+                        format('%s_%s holds rows, but the ring has not entered slot %s yet', v_fam, v_slot, v_slot),
+                        NULL::bigint, NULL::bigint;
+                ELSIF v_x IS NOT NULL THEN
+                    RETURN QUERY SELECT 'violation', 'generation', v_ring, v_slot,
+                        format('%s_%s holds rows of generation %s; the slot is at generation %s',
+                               v_fam, v_slot, v_x, v_gen), NULL::bigint, NULL::bigint;
                 END IF;
             END LOOP;
         END LOOP;
@@ -150,17 +152,20 @@ BEGIN
     -- the prune's quick form of it); every closure closes a claim of the slot, and none twice.
     v_n := ${schema}.ring_slot_count('claim');
     FOR v_slot IN 0 .. v_n - 1 LOOP
-        SELECT count(*) INTO v_open FROM ${schema}.claim_slot_open_attempts(v_slot, NULL, NULL);
+        -- One statement, one snapshot: claims, closures and open attempts of the slot. It also takes the slot's
+        -- children in ACCESS SHARE until the doctor's transaction ends, so no prune truncates the slot (and resets its
+        -- cursors) between this statement and the ones below.
+        EXECUTE format('SELECT (SELECT count(*) FROM %1$s.%2$I) + (SELECT coalesce(sum(claimed_count), 0) FROM %1$s.%3$I),'
+                       '       (SELECT count(*) FROM %1$s.%4$I) + (SELECT coalesce(sum(closed_count), 0) FROM %1$s.%5$I),'
+                       '       (SELECT count(*) FROM %1$s.claim_slot_open_attempts($1, NULL, NULL))',
+                       '${schema}', 'lease_claims_' || v_slot, 'lease_claim_batches_' || v_slot,
+                       'lease_claim_closures_' || v_slot, 'lease_claim_closure_batches_' || v_slot)
+           INTO v_claims, v_closed, v_open USING v_slot;
         IF v_open > 0 THEN
             RETURN QUERY SELECT 'open_attempt', NULL::text, 'claim', v_slot,
                 format('%s open attempt(s) in claim slot %s', v_open, v_slot), o.job_id, o.run_lease
               FROM ${schema}.claim_slot_open_attempts(v_slot, NULL, p_limit) o;
         END IF;
-        EXECUTE format('SELECT (SELECT count(*) FROM %1$s.%2$I) + (SELECT coalesce(sum(claimed_count), 0) FROM %1$s.%3$I),'
-                       '       (SELECT count(*) FROM %1$s.%4$I) + (SELECT coalesce(sum(closed_count), 0) FROM %1$s.%5$I)',
-                       '${schema}', 'lease_claims_' || v_slot, 'lease_claim_batches_' || v_slot,
-                       'lease_claim_closures_' || v_slot, 'lease_claim_closure_batches_' || v_slot)
-           INTO v_claims, v_closed;
         IF v_claims - v_closed <> v_open THEN
             RETURN QUERY SELECT 'violation', 'claim_balance', 'claim', v_slot,
                 format('claim slot %s has %s claims and %s closures but %s open attempts: %s closure(s) match no open claim',
@@ -212,7 +217,8 @@ BEGIN
                        v_y, v_slot), NULL::bigint, NULL::bigint;
         END IF;
 
-        -- Rescue cursors: each names a position of a claim in the slot (prune resets them with the slot), never a
+        -- Rescue cursors (read after the statement above locked the slot, so no prune resets them under us; rescue
+        -- only moves them to claims the slot holds): each names a position of a claim in the slot, never a
         -- time in the future.
         SELECT * INTO v_rec FROM ${schema}.claim_ring_slots s WHERE s.slot = v_slot;
         IF v_rec.rescue_cursor_claimed_at > clock_timestamp()
@@ -256,7 +262,9 @@ BEGIN
         END IF;
     END LOOP;
 
-    -- Lanes: every lane has both heads, and its claim cursor is never past its enqueue head.
+    -- Lanes: every lane has both heads, and its claim cursor is never past its enqueue head. Sequences are not
+    -- transactional: the claim cursor is read before the enqueue head (left to right), and the head only grows, so a
+    -- claim racing the doctor cannot make the cursor look past it.
     RETURN QUERY
         SELECT 'violation', 'lane_cursor', 'queue', NULL::int,
                CASE WHEN l.cseq IS NULL OR l.eseq IS NULL
