@@ -7,6 +7,7 @@ import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.DoctorReport;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.PruneOutcome;
+import dev.riffle.engine.api.QueueConfig;
 import dev.riffle.engine.api.Ring;
 import dev.riffle.engine.api.RotateOutcome;
 import dev.riffle.engine.test.RiffleTest;
@@ -169,6 +170,51 @@ class DoctorIT {
                 assertThat(end.ring(Ring.QUEUE).state()).isEqualTo("empty");
             } finally {
                 Fixtures.close(floor, riffle);
+            }
+        }
+    }
+
+    @Nested
+    class Leases {
+        @Test
+        void aLiveLeaseIsNamedAsWhatHoldsTheLeaseRingAndItsQueueSlot(TestDatabase db) {
+            Riffle riffle = Fixtures.manual(db, b -> b.queue(QueueConfig.of("leased").withMaterializedLeases())
+                    .maintenance(MaintenanceConfig.builder().enabled(false).historyRetention(Duration.ZERO).build()));
+            try {
+                Fixtures.enqueue(riffle, "leased", 1);
+                Job job = Fixtures.claim(riffle, "leased", 1).get(0);
+                for (int i = 0; i < 7; i++) {
+                    assertThat(riffle.maintenance().rotateNow(Ring.LEASE).block(Fixtures.TIMEOUT)).isEqualTo(RotateOutcome.ROTATED);
+                }
+                for (int i = 0; i < 3; i++) {
+                    assertThat(riffle.maintenance().rotateNow(Ring.QUEUE).block(Fixtures.TIMEOUT)).isEqualTo(RotateOutcome.ROTATED);
+                }
+                DoctorReport report = doctor(riffle);
+                assertThat(report.ok()).as(report.violations().toString()).isTrue();
+                DoctorReport.RingPrune lease = report.ring(Ring.LEASE);
+                assertThat(lease.slot()).isZero();
+                assertThat(lease.state()).isEqualTo("lease_active");
+                assertThat(lease.blockedBy()).singleElement().satisfies(a -> {
+                    assertThat(a.jobId()).isEqualTo(job.id());
+                    assertThat(a.runLease()).isEqualTo(job.runLease());
+                    assertThat(a.note()).isEqualTo("lease");
+                });
+                assertThat(riffle.maintenance().pruneNow(Ring.LEASE).block(Fixtures.TIMEOUT))
+                        .isEqualTo(PruneOutcome.SKIPPED_LEASE_ACTIVE);
+                DoctorReport.RingPrune queue = report.ring(Ring.QUEUE);
+                assertThat(queue.state()).isEqualTo("active_leases");
+                assertThat(queue.blockedBy()).extracting(DoctorReport.Attempt::jobId).containsExactly(job.id());
+                assertThat(riffle.maintenance().pruneNow(Ring.QUEUE).block(Fixtures.TIMEOUT))
+                        .isEqualTo(PruneOutcome.SKIPPED_ACTIVE_LEASES);
+
+                job.complete().block(Fixtures.TIMEOUT);
+                DoctorReport done = doctor(riffle);
+                assertThat(done.ring(Ring.LEASE).state()).as("the ended lease left pages to truncate").isEqualTo("prunable");
+                assertThat(done.ring(Ring.QUEUE).state()).isEqualTo("prunable");
+                assertThat(riffle.maintenance().pruneNow(Ring.LEASE).block(Fixtures.TIMEOUT)).isEqualTo(PruneOutcome.PRUNED);
+                assertThat(doctor(riffle).ring(Ring.LEASE).state()).isEqualTo("empty");
+            } finally {
+                Fixtures.close(riffle);
             }
         }
     }
