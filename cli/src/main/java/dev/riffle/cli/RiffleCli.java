@@ -127,13 +127,13 @@ public final class RiffleCli {
      */
     static boolean cannotConnect(Throwable e) {
         for (Throwable x = e; x != null; x = x.getCause() == x ? null : x.getCause()) {
+            // java.net.ConnectException covers Netty's refused and timed-out connects; the driver's connection
+            // failures are R2dbcNonTransientResourceException; a pool that never got a connection times out.
             if (x instanceof java.net.ConnectException || x instanceof java.net.UnknownHostException
                     || x instanceof java.net.NoRouteToHostException || x instanceof java.nio.channels.UnresolvedAddressException
                     || x instanceof io.r2dbc.spi.R2dbcNonTransientResourceException
                     || x instanceof io.r2dbc.spi.R2dbcPermissionDeniedException
-                    || x.getClass().getName().endsWith("PostgresConnectionException")
-                    || x.getClass().getName().endsWith("PoolAcquireTimeoutException")
-                    || x.getClass().getSimpleName().equals("ConnectTimeoutException")) {
+                    || x instanceof reactor.pool.PoolAcquireTimeoutException) {
                 return true;
             }
             String state = x instanceof SQLException s ? s.getSQLState()
