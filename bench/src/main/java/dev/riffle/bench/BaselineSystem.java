@@ -62,8 +62,13 @@ final class BaselineSystem implements QueueSystem {
     private final AtomicInteger vacuums = new AtomicInteger();
 
     BaselineSystem(BenchConfig cfg) {
+        this(cfg, "bench_baseline");
+    }
+
+    /** On another schema: a child JVM's unmeasured warm-up (WorkerMain). */
+    BaselineSystem(BenchConfig cfg, String schema) {
         this.cfg = cfg;
-        this.schema = "bench_baseline";
+        this.schema = schema;
         this.table = schema + ".jobs";
         this.enqueueConnections = new ArrayBlockingQueue<>(Math.max(1, cfg.enqueueConcurrency));
     }

@@ -58,6 +58,9 @@ final class BenchConfig {
     // of the machine's CPU in the JIT compiler threads (perf, docs/benchmarks.md), and its JVM CPU per job fell about
     // 3x over four rounds. 0 measures cold.
     int warmupJobs = 20_000;
+    // Each child JVM of a --fleet process profile drains this many jobs, unmeasured, in a schema of its own before
+    // it reports ready: otherwise 4x8 starts four cold JITs on two cores against one in 1x32. 0: children start cold.
+    int childWarmupJobs = 20_000;
     String fleet = "process";
     String riffleApi = "work";
     List<String> childJvmArgs = List.of("-Xmx512m");
@@ -96,6 +99,8 @@ final class BenchConfig {
                 "  --warmup-jobs N              before the first measured run, each system drains N jobs at W=64 with no",
                 "                               work, unmeasured, so both run JIT-compiled (default 20000; 0 = cold;",
                 "                               --smoke: 0)",
+                "  --child-warmup-jobs N        each child JVM of a process profile first drains N jobs at its own W,",
+                "                               unmeasured, in its own schema (default 20000; 0 = cold; --smoke: 0)",
                 "  --steady-seconds S           steady: producer duration (default 30)",
                 "  --steady-rate R              steady/pinned: fixed jobs/s for both systems (default: load x drain peak)",
                 "  --steady-load F              steady/pinned: fraction of each system's drain peak (default 0.5)",
@@ -201,6 +206,7 @@ final class BenchConfig {
         statsWaitMillis = 300;
         drainTimeoutSeconds = 60;
         warmupJobs = 0;
+        childWarmupJobs = 0;
         out = Path.of("bench-results", "smoke.json");
     }
 
@@ -240,6 +246,7 @@ final class BenchConfig {
             case "--profiles" -> profilesText = v;
             case "--profile-jobs" -> profileJobs = Integer.parseInt(v.replace("_", ""));
             case "--warmup-jobs" -> warmupJobs = Integer.parseInt(v.replace("_", ""));
+            case "--child-warmup-jobs" -> childWarmupJobs = Integer.parseInt(v.replace("_", ""));
             case "--fleet" -> fleet = words(v, List.of("process", "jvm")).get(0);
             case "--riffle-api" -> riffleApi = words(v, List.of("work", "subscribe")).get(0);
             case "--child-jvm-args" -> childJvmArgs = v.isBlank() ? List.of() : List.of(v.trim().split("\\s+"));
@@ -260,7 +267,7 @@ final class BenchConfig {
         if (enqueueBatch * 4 > 32_000) {
             throw new UsageException("--enqueue-batch at most 8000 (the baseline binds 4 parameters per row)");
         }
-        if (profileJobs < 0 || warmupJobs < 0) {
+        if (profileJobs < 0 || warmupJobs < 0 || childWarmupJobs < 0) {
             throw new UsageException("option out of range\n" + usage());
         }
         if (profileJobs == 0) {
@@ -311,6 +318,7 @@ final class BenchConfig {
         m.put("profiles", ps);
         m.put("profile_jobs", profileJobs);
         m.put("warmup_jobs", warmupJobs);
+        m.put("child_warmup_jobs", childWarmupJobs);
         m.put("fleet", fleet);
         m.put("child_jvm_args", new ArrayList<Object>(childJvmArgs));
         m.put("riffle_api", riffleApi);

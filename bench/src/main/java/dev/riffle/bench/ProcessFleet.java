@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class ProcessFleet implements Fleet {
 
-    private static final long READY_TIMEOUT_S = 180;
+    // Long enough for a child's warm-up drain (--child-warmup-jobs) on a loaded 2-core machine.
+    private static final long READY_TIMEOUT_S = 600;
     private static final long REPLY_TIMEOUT_S = 60;
 
     private final BenchConfig cfg;

@@ -229,9 +229,13 @@ final class Report {
         Object warmup = config.get("warmup_jobs");
         sb.append("- Warm-up: ").append(warmup instanceof Number n && n.intValue() > 0
                 ? "each system first drained " + fmt(warmup, "int") + " jobs at W=64 with no work, unmeasured, in the"
-                        + " harness JVM (`--warmup-jobs`), so the measured runs use a JIT-compiled hot path (child JVMs of"
-                        + " process profiles still start cold)"
-                : "none (`--warmup-jobs 0`): the first runs include JIT compilation").append(".\n");
+                        + " harness JVM (`--warmup-jobs`), so the measured runs use a JIT-compiled hot path"
+                : "none (`--warmup-jobs 0`): the first runs include JIT compilation").append(".");
+        Object childWarmup = config.get("child_warmup_jobs");
+        sb.append(childWarmup instanceof Number n && n.intValue() > 0
+                ? " Each child JVM of a process profile first drained " + fmt(childWarmup, "int") + " jobs at its own W"
+                        + ", unmeasured, in a schema of its own (`--child-warmup-jobs`)"
+                : " Child JVMs of process profiles start cold (`--child-warmup-jobs 0`)").append(".\n");
         sb.append("- Steady: ").append(config.get("steady_seconds")).append(" s at ")
                 .append(config.get("steady_rate_fixed") != null ? fmt(config.get("steady_rate_fixed"), "int")
                         + " jobs/s for both systems" : fmt(config.get("steady_load"), "d2")

@@ -26,14 +26,20 @@ final class RiffleSystem implements QueueSystem {
     static final String KIND = "bench";
 
     private final BenchConfig cfg;
-    private final String schema = "bench_riffle";
+    private final String schema;
     private Riffle riffle;
     private JobClient client;
     private Disposable workers;
     private Map<String, Object> lastCounters = Map.of();
 
     RiffleSystem(BenchConfig cfg) {
+        this(cfg, "bench_riffle");
+    }
+
+    /** On another schema: a child JVM's unmeasured warm-up (WorkerMain). */
+    RiffleSystem(BenchConfig cfg, String schema) {
         this.cfg = cfg;
+        this.schema = schema;
     }
 
     @Override

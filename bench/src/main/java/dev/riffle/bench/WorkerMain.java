@@ -57,6 +57,9 @@ public final class WorkerMain {
         Events events = new Events();
         int code = 0;
         try {
+            if (cfg.childWarmupJobs > 0) {
+                warmUp(system, instance, workers, cfg);
+            }
             sys.open();
             emit(map("type", "ready", "instance", instance, "pid", ProcessHandle.current().pid(),
                     "nanos", System.nanoTime()));
@@ -70,6 +73,64 @@ public final class WorkerMain {
             emit(map("type", "closed"));
         }
         System.exit(code);
+    }
+
+    /**
+     * Drains {@code cfg.childWarmupJobs} jobs with this instance's handler count and no work, unmeasured, in a schema
+     * of its own (dropped afterwards), so the measured run starts JIT-compiled like the harness's own runs.
+     */
+    private static void warmUp(String system, int instance, int workers, BenchConfig cfg) throws Exception {
+        String schema = (system.equals("baseline") ? "bench_baseline" : "bench_riffle") + "_warm" + instance;
+        QueueSystem w = system.equals("baseline") ? new BaselineSystem(cfg, schema) : new RiffleSystem(cfg, schema);
+        java.util.Properties p = new java.util.Properties();
+        p.setProperty("user", cfg.url.user());
+        if (cfg.url.password() != null) {
+            p.setProperty("password", cfg.url.password());
+        }
+        long t0 = System.nanoTime();
+        try (java.sql.Connection admin = java.sql.DriverManager.getConnection(cfg.url.jdbcUrl(), p)) {
+            admin.setAutoCommit(true);
+            try {
+                w.reset(admin);
+                w.open();
+                int n = cfg.childWarmupJobs;
+                String padding = Payloads.padding(cfg.payloadPad);
+                List<QueueSystem.BenchJob> batch = new ArrayList<>();
+                for (long seq = 0; seq < n; seq++) {
+                    batch.add(new QueueSystem.BenchJob(seq, 0, Payloads.args(seq, Payloads.epochMicros(), padding)));
+                    if (batch.size() == cfg.enqueueBatch || seq == n - 1) {
+                        w.enqueue(batch);
+                        batch = new ArrayList<>();
+                    }
+                }
+                java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(n);
+                w.startWorkers(workers, Duration.ZERO, new QueueSystem.JobSink() {
+                    @Override
+                    public void started(long seq) {
+                    }
+
+                    @Override
+                    public void completed(long seq) {
+                        done.countDown();
+                    }
+
+                    @Override
+                    public void error(Throwable t) {
+                    }
+                });
+                if (!done.await(5, java.util.concurrent.TimeUnit.MINUTES)) {
+                    System.err.println("WorkerMain: warm-up did not finish; " + done.getCount() + " jobs left");
+                }
+                w.stopWorkers();
+            } finally {
+                w.close();
+                try (java.sql.Statement st = admin.createStatement()) {
+                    st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+                }
+            }
+        }
+        System.err.printf("WorkerMain: instance %d warmed up on %,d jobs in %.1f s%n", instance, cfg.childWarmupJobs,
+                (System.nanoTime() - t0) / 1e9);
     }
 
     private static int serve(QueueSystem sys, int workers, Duration delay, Events events) throws Exception {

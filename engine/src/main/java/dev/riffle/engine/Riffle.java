@@ -98,7 +98,7 @@ public final class Riffle implements Disposable {
         this.scheduler = config.scheduler();
         this.clock = EngineClock.of(config.clock());
         this.inFlight = new InFlight(clock);
-        this.enqueuer = new Enqueuer(db, config.maxArgsBytes());
+        this.enqueuer = new Enqueuer(db, config.maxArgsBytes(), config.argsCodec());
         this.completer = new CompletionBatcher(db, inFlight, config.completionBatchSize(), config.completionWindow(),
                 config.completionFlushConcurrency(), scheduler, clock, config.dlqByDefault());
         this.advancer = new CursorAdvancer(db, config.cursorAdvanceDelay(), scheduler);
@@ -107,13 +107,25 @@ public final class Riffle implements Disposable {
         this.callbacks = new Callbacks(db, listener.callbacks(), config.safetyPollInterval(), scheduler,
                 config.maxArgsBytes());
         // Everything a delivered attempt calls back into exists before the first claim can hand one out.
-        this.claimer = new Claimer(db, advancer, new AttemptServices(completer, heartbeater, callbacks), inFlight,
+        this.claimer = new Claimer(db, advancer, new AttemptServices(completer, heartbeater, callbacks,
+                retryDelays(config), config.argsCodec()), inFlight,
                 clock);
         this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
         this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault(),
                 scheduler, config.clock());
         this.admin = new RiffleAdmin(db, config.applicationName(), maintenance.cron(), config.maintenance());
         this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), this::stats, EngineMeters.ALL);
+    }
+
+    /** The engine-side backoff functions of the configured queues (QueueConfig.backoffFunction). */
+    private static dev.riffle.engine.internal.attempt.RetryDelays retryDelays(RiffleConfig config) {
+        Map<String, dev.riffle.engine.api.BackoffFunction> fns = new java.util.HashMap<>();
+        config.queues().forEach((name, q) -> {
+            if (q.backoffFunction() != null) {
+                fns.put(name, q.backoffFunction());
+            }
+        });
+        return new dev.riffle.engine.internal.attempt.RetryDelays(fns);
     }
 
     /**

@@ -4,23 +4,30 @@ import dev.riffle.engine.api.CancelResult;
 import dev.riffle.engine.api.CronSchedule;
 import dev.riffle.engine.api.CronScheduleStatus;
 import dev.riffle.engine.api.DlqEntry;
-import dev.riffle.engine.api.DoctorReport;
 import dev.riffle.engine.api.DlqFilter;
+import dev.riffle.engine.api.DoctorReport;
 import dev.riffle.engine.api.InvalidJobException;
+import dev.riffle.engine.api.JobError;
+import dev.riffle.engine.api.JobInfo;
+import dev.riffle.engine.api.JobState;
 import dev.riffle.engine.api.NewJob;
+import dev.riffle.engine.api.UniqueOptions;
 import dev.riffle.engine.internal.cron.CronSchedules;
 import dev.riffle.engine.internal.doctor.Doctor;
+import dev.riffle.engine.internal.enqueue.UniqueParams;
 import dev.riffle.engine.internal.sql.Db;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
 /**
- * Operator actions: cancel by job id, pause and resume a queue, cron schedules, DLQ management. Every method is cold and runs one transaction per
+ * Operator actions: job lookup and cancel by job id, pause and resume a queue, cron schedules, DLQ management. Every method is cold and runs one transaction per
  * statement. A statement that fails with a deadlock or serialization failure (rolled back whole by the server) is
  * run again after a short backoff, a few times, before the error reaches the caller: an operator should not see a
  * lock conflict with the engine's own traffic as a failed action.
@@ -160,12 +167,60 @@ public final class RiffleAdmin {
         return db.query("cancel", st -> st.bind("$1", jobId), row -> row.get("result", String.class))
                 .single()
                 .retryWhen(ON_CONFLICT)
-                .map(r -> switch (r) {
-                    case "available" -> CancelResult.CANCELLED_AVAILABLE;
-                    case "scheduled" -> CancelResult.CANCELLED_SCHEDULED;
-                    case "running" -> CancelResult.CANCELLED_RUNNING;
-                    default -> CancelResult.NOT_FOUND;
-                });
+                .map(RiffleAdmin::cancelResult);
+    }
+
+    private static CancelResult cancelResult(String r) {
+        return switch (r) {
+            case "available" -> CancelResult.CANCELLED_AVAILABLE;
+            case "scheduled" -> CancelResult.CANCELLED_SCHEDULED;
+            case "running" -> CancelResult.CANCELLED_RUNNING;
+            default -> CancelResult.NOT_FOUND;
+        };
+    }
+
+    /**
+     * Cancels the job holding the unique key that {@code job} would claim (docs/unique-jobs.md): the key is derived
+     * from the job's kind, queue, args and {@link NewJob#unique() unique options} exactly as enqueue derives it
+     * (with a period, the current bucket of the database clock). The holder is cancelled as {@link #cancel(long)}
+     * does, and the key is released in the same transaction, so the next enqueue with that key creates a job.
+     * {@link CancelResult#NOT_FOUND} when no job holds the key.
+     *
+     * @throws InvalidJobException when {@code job} has no unique options
+     */
+    public Mono<CancelResult> cancelByUniqueKey(NewJob job) {
+        return Mono.defer(() -> {
+            Objects.requireNonNull(job, "job");
+            if (job.unique() == null) {
+                throw new InvalidJobException("unique", "the job has no unique options: nothing names a key");
+            }
+            UniqueParams p = UniqueParams.of(job.unique());
+            return db.query("cancel_unique", st -> {
+                        st.bind("$1", job.kind()).bind("$2", job.queue()).bind("$3", job.argsJson());
+                        bindOrNull(st, "$4", p.fieldsJson(), String.class);
+                        bindOrNull(st, "$5", p.key(), String.class);
+                        bindOrNull(st, "$6", p.periodMs(), Long.class);
+                    }, row -> row.get("result", String.class))
+                    .single()
+                    .retryWhen(ON_CONFLICT)
+                    .map(RiffleAdmin::cancelResult);
+        });
+    }
+
+    /**
+     * Cancels the job holding the explicit unique key {@code key} of kind {@code kind} ({@link UniqueOptions#byKey},
+     * without a period); see {@link #cancelByUniqueKey(NewJob)}.
+     */
+    public Mono<CancelResult> cancelByUniqueKey(String kind, String key) {
+        return Mono.defer(() -> cancelByUniqueKey(NewJob.builder(kind).unique(UniqueOptions.byKey(key)).build()));
+    }
+
+    private static <T> void bindOrNull(io.r2dbc.spi.Statement st, String name, @Nullable T value, Class<T> type) {
+        if (value == null) {
+            st.bindNull(name, type);
+        } else {
+            st.bind(name, value);
+        }
     }
 
     /**
@@ -178,6 +233,65 @@ public final class RiffleAdmin {
                 .next()
                 .retryWhen(ON_CONFLICT)
                 .defaultIfEmpty(java.util.Optional.empty());
+    }
+
+    /**
+     * The job with this id, wherever it lives: ready, running (or parked on a callback), scheduled or retryable in
+     * the backlog, terminal history (completed, failed, cancelled) or the DLQ; with its attempts, its error history
+     * (message, exception class, stack trace, attempt, time) and its latest progress. Empty for an unknown id, and
+     * for a job whose terminal history has been pruned with its queue slot (kept at least
+     * {@code MaintenanceConfig.historyRetention}). One statement, so every place is read in one snapshot; the
+     * schema decides the state (SQL {@code job_lookup}). A cold admin read: it scans the claim and completion
+     * batches of the job's queue slots, so keep it off dispatch paths.
+     */
+    public Mono<JobInfo> job(long jobId) {
+        return db.query("job", st -> st.bind("$1", jobId), RiffleAdmin::jobInfo)
+                .collectList()
+                .retryWhen(ON_CONFLICT)
+                .flatMap(rows -> rows.isEmpty() ? Mono.empty() : Mono.just(rows.get(0)));
+    }
+
+    private static JobInfo jobInfo(io.r2dbc.spi.Readable row) {
+        String[] messages = row.get("error_messages", String[].class);
+        String[] classes = row.get("error_classes", String[].class);
+        String[] traces = row.get("error_traces", String[].class);
+        Integer[] attempts = row.get("error_attempts", Integer[].class);
+        Long[] ats = row.get("error_at_micros", Long[].class);
+        List<JobError> errors = new java.util.ArrayList<>(messages == null ? 0 : messages.length);
+        for (int i = 0; messages != null && i < messages.length; i++) {
+            long micros = ats[i] == null ? 0 : ats[i];
+            errors.add(new JobError(messages[i] == null ? "" : messages[i], classes[i], traces[i],
+                    attempts[i] == null ? 0 : attempts[i],
+                    Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L)));
+        }
+        return new JobInfo(row.get("job_id", Long.class), state(row.get("state", String.class)),
+                row.get("kind", String.class), row.get("queue", String.class), row.get("args", String.class),
+                row.get("priority", Integer.class), row.get("attempt", Integer.class),
+                row.get("max_attempts", Integer.class), row.get("run_lease", Long.class),
+                instant(row.get("run_at", OffsetDateTime.class)), row.get("created_at", OffsetDateTime.class).toInstant(),
+                instant(row.get("attempted_at", OffsetDateTime.class)),
+                instant(row.get("finalized_at", OffsetDateTime.class)), row.get("progress", String.class),
+                row.get("dlq_reason", String.class), errors);
+    }
+
+    private static @org.jspecify.annotations.Nullable Instant instant(@org.jspecify.annotations.Nullable OffsetDateTime t) {
+        return t == null ? null : t.toInstant();
+    }
+
+    /** The schema's word for a state (job_lookup's vocabulary); an unknown word is a contract break, said loudly. */
+    private static JobState state(String word) {
+        return switch (word) {
+            case "scheduled" -> JobState.SCHEDULED;
+            case "available" -> JobState.AVAILABLE;
+            case "running" -> JobState.RUNNING;
+            case "waiting_external" -> JobState.WAITING_EXTERNAL;
+            case "retryable" -> JobState.RETRYABLE;
+            case "completed" -> JobState.COMPLETED;
+            case "failed" -> JobState.FAILED;
+            case "cancelled" -> JobState.CANCELLED;
+            case "dlq" -> JobState.DLQ;
+            default -> throw new IllegalStateException("job_lookup returned an unknown state '" + word + "'");
+        };
     }
 
     /**

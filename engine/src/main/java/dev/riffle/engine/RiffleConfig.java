@@ -1,6 +1,7 @@
 package dev.riffle.engine;
 
 import dev.riffle.engine.api.CronSchedule;
+import dev.riffle.engine.api.ArgsCodec;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -83,6 +84,9 @@ import reactor.core.scheduler.Schedulers;
  *                  {@code VirtualTimeScheduler} (with a clock reading it) to drive them in virtual time.
  * @param schedules cron schedules registered in code (docs/cron.md), names unique; the engine stores each at start
  *                  (created, or changed when its definition differs; pause state and last fire are kept). Default none
+ * @param argsCodec maps typed job args to and from JSON ({@link NewJob.Builder#typedArgs(Object)},
+ *                  {@link dev.riffle.engine.api.Job#args(Class)}); null (the default) for JSON strings only
+ *                  (docs/args-codec.md)
  */
 public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactory connectionFactory,
                            @Nullable ConnectionFactory listenConnectionFactory, @Nullable DatabaseUrl migrationUrl,
@@ -93,7 +97,8 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                            int workPendingOutcomes, boolean workPrefetch, int claimConcurrency,
                            Map<String, QueueConfig> queues, boolean dlqByDefault, MaintenanceConfig maintenance,
                            @Nullable Object meterRegistry, Clock clock, Scheduler scheduler,
-                           List<CronSchedule> schedules) {
+                           List<CronSchedule> schedules,
+                           @Nullable ArgsCodec argsCodec) {
 
     /** Default schema: {@value}. */
     public static final String DEFAULT_SCHEMA = "riffle";
@@ -291,8 +296,19 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         private Clock clock = Clock.systemUTC();
         private Scheduler scheduler = Schedulers.parallel();
         private final List<CronSchedule> schedules = new ArrayList<>();
+        private @Nullable ArgsCodec argsCodec;
 
         private Builder() {}
+
+        /**
+         * Codec for typed job args (default none: JSON strings only). With one, {@link NewJob.Builder#typedArgs(Object)}
+         * is encoded at enqueue and {@link dev.riffle.engine.api.Job#args(Class)} decodes; see
+         * {@code dev.riffle:riffle-jackson} for a Jackson-based codec (docs/args-codec.md).
+         */
+        public Builder argsCodec(@Nullable ArgsCodec argsCodec) {
+            this.argsCodec = argsCodec;
+            return this;
+        }
 
         /** DLQ for terminal failures when the queue does not say (default true). */
         public Builder dlqByDefault(boolean dlqByDefault) {
@@ -515,7 +531,8 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                     completionBatchSize, completionWindow, completionFlushConcurrency, pollInterval,
                     safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes,
                     workPendingOutcomes, workPrefetch, claimConcurrency, queues, dlqByDefault,
-                    maintenance, meterRegistry, clock, scheduler, schedules);
+                    maintenance, meterRegistry, clock, scheduler, schedules,
+                    argsCodec);
         }
     }
 }

@@ -6,10 +6,28 @@
 -- Every way an attempt can end (docs/design/delivery-contract.md). The hot-path rules in the header of
 -- R__20_enqueue.sql hold here too.
 
--- Backoff for a retry after consuming attempt n (1-based): 2^n s plus up to 25 % jitter, capped at 24 h.
-CREATE OR REPLACE FUNCTION ${schema}.retry_backoff(p_attempt int) RETURNS interval
+-- Backoff for a retry of p_queue after consuming attempt n (1-based), by the queue's recorded policy (queue_meta,
+-- written at engine start from QueueConfig.backoff; V4__queue_backoff.sql):
+--   least(cap, base * 2^(n - 1) * (1 + U[0, jitter])).
+-- A queue with no recorded policy keeps the built-in one: 2^n s plus up to 25 % jitter, capped at 24 h. A handler's
+-- explicit delay, or an engine-side BackoffFunction, arrives as a delay and never reaches this function; every
+-- rescue does.
+CREATE OR REPLACE FUNCTION ${schema}.retry_backoff(p_queue text, p_attempt int) RETURNS interval
 LANGUAGE sql VOLATILE AS $$
-    SELECT make_interval(secs => least(power(2, least(p_attempt, 30)) * (1 + random() * 0.25), 86400))
+    SELECT make_interval(secs => CASE
+               WHEN m.backoff_base_ms IS NULL
+                   THEN least(power(2, least(p_attempt, 30)) * (1 + random() * 0.25), 86400)
+               ELSE least(m.backoff_base_ms * power(2, least(greatest(p_attempt, 1) - 1, 40))
+                              * (1 + random() * m.backoff_jitter),
+                          m.backoff_cap_ms) / 1000.0 END)
+      FROM (SELECT 1) one
+      LEFT JOIN ${schema}.queue_meta m ON m.queue = p_queue
+$$;
+
+-- Longest stack trace kept per error in the payload's history, in characters (the engine cuts it too).
+CREATE OR REPLACE FUNCTION ${schema}.max_error_trace() RETURNS int
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT 8192
 $$;
 
 -- The payload with the attempt's last recorded progress (attempt_state.progress) merged in under "progress".
@@ -257,7 +275,8 @@ SELECT ${schema}.define_complete_compact();
 CREATE OR REPLACE FUNCTION ${schema}.close_attempts(p_claim_slots int[], p_batch_ids bigint[], p_idxs int[], p_job_ids bigint[],
                                          p_run_leases bigint[], p_receipt_ids bigint[], p_exits text[],
                                          p_delays_ms bigint[], p_errors text[], p_dlq boolean[],
-                                         p_leased boolean[] DEFAULT '{}')
+                                         p_leased boolean[] DEFAULT '{}', p_error_classes text[] DEFAULT '{}',
+                                         p_error_traces text[] DEFAULT '{}')
 RETURNS TABLE (job_id bigint, run_lease bigint, status text, disposition text)
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
@@ -276,10 +295,11 @@ BEGIN
     FOR v_slot IN SELECT DISTINCT s FROM unnest(p_claim_slots) s ORDER BY 1 LOOP
         WITH f AS (
             SELECT DISTINCT ON (x.rid) x.cs, x.bid, x.idx, x.jid, x.rl, x.rid, x.ex, x.delay_ms, x.err, x.dlq,
-                   coalesce(x.leased, false) AS leased, x.ord
+                   coalesce(x.leased, false) AS leased, x.err_class, x.err_trace, x.ord
               FROM unnest(p_claim_slots, p_batch_ids, p_idxs, p_job_ids, p_run_leases, p_receipt_ids, p_exits,
-                          p_delays_ms, p_errors, p_dlq, p_leased)
-                   WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ex, delay_ms, err, dlq, leased, ord)
+                          p_delays_ms, p_errors, p_dlq, p_leased, p_error_classes, p_error_traces)
+                   WITH ORDINALITY AS x(cs, bid, idx, jid, rl, rid, ex, delay_ms, err, dlq, leased, err_class,
+                                        err_trace, ord)
              WHERE x.cs = v_slot
              ORDER BY x.rid, x.ord
         ),
@@ -318,14 +338,18 @@ BEGIN
                               WHEN 'callback_timeout' THEN 'callback_timeout'
                               ELSE ${schema}.exit_disposition(ok.ex, ok.attempt, ok.max_attempts, dq.dlq) END AS label,
                    -- Progress recorded by the attempt (attempt_state) rides along in the payload, so the next
-                   -- attempt can resume from its checkpoint.
+                   -- attempt can resume from its checkpoint. Each error is {message, class, stack_trace, attempt,
+                   -- at}; class and stack_trace only when the exit carried an exception (the trace cut to
+                   -- max_error_trace() characters); the last 10 are kept.
                    CASE WHEN ok.err IS NULL THEN ${schema}.with_progress(r.payload, ok.jid, ok.rl)
                         ELSE jsonb_set(coalesce(${schema}.with_progress(r.payload, ok.jid, ok.rl), '{}'::jsonb), '{errors}',
                                (SELECT coalesce(jsonb_agg(e ORDER BY n), '[]'::jsonb)
                                   FROM (SELECT e, n FROM jsonb_array_elements(
                                                 coalesce(r.payload -> 'errors', '[]'::jsonb)
-                                                || jsonb_build_array(jsonb_build_object('message', ok.err,
-                                                       'attempt', ok.attempt, 'at', clock_timestamp())))
+                                                || jsonb_build_array(jsonb_strip_nulls(jsonb_build_object(
+                                                       'message', ok.err, 'class', ok.err_class,
+                                                       'stack_trace', left(ok.err_trace, ${schema}.max_error_trace()),
+                                                       'attempt', ok.attempt, 'at', clock_timestamp()))))
                                                 WITH ORDINALITY AS a(e, n)
                                          ORDER BY n DESC LIMIT 10) last10))
                    END AS new_payload
@@ -383,7 +407,7 @@ BEGIN
                    h.rl, h.max_attempts,
                    clock_timestamp() + CASE WHEN h.disp = 'released' THEN interval '0'
                                             WHEN h.delay_ms IS NOT NULL THEN make_interval(secs => h.delay_ms / 1000.0)
-                                            ELSE ${schema}.retry_backoff(h.attempt) END,
+                                            ELSE ${schema}.retry_backoff(h.queue, h.attempt) END,
                    h.claimed_at, h.created_at, h.new_payload
               FROM hyd h
              WHERE h.disp IN ('retryable', 'scheduled', 'released')

@@ -55,16 +55,16 @@ import reactor.core.scheduler.Schedulers;
  * }</pre>
  *
  * <h2>How job states are known</h2>
- * The engine has no lookup of a job by id yet, so {@link #awaitState} combines what the public API does tell:
+ * {@link #awaitState} reads the job with {@link RiffleAdmin#job(long)}, so it sees what any engine did to it:
  * <ul>
- *   <li>{@link JobState#IN_DLQ}: exact, from {@link RiffleAdmin#listDlq} (whoever put the job there);</li>
- *   <li>{@link JobState#COMPLETED}, {@link JobState#CANCELLED}, {@link JobState#FAILED} and
- *       {@link JobState#SCHEDULED}: from the {@link JobResult}s of attempts run through this kit ({@link #drain},
- *       {@link #work}, {@link #runInBackground}) and from cancels made through {@link #cancel(long)}. A job handled
- *       by another engine or another {@code work(...)} call is not seen; use the count-based checks of
- *       {@link RiffleAssertions} for those. {@code SCHEDULED} means "waiting to run again": the last attempt the kit
- *       saw ended in a retry (attempts left) or a snooze, or the kit enqueued it with a future {@code runAt} and has
- *       seen nothing of it since; it is the last known state, not a database read.</li>
+ *   <li>{@link JobState#COMPLETED}, {@link JobState#FAILED}, {@link JobState#CANCELLED}, {@link JobState#IN_DLQ}:
+ *       exact, from the database, whoever ran or cancelled the job;</li>
+ *   <li>{@link JobState#SCHEDULED}: the database has the job waiting for its {@code runAt} (enqueued for later,
+ *       snoozed) or for its backoff (retryable);</li>
+ *   <li>while the job is available or running, and once its terminal history has been pruned (history retention),
+ *       the state is the last one this kit saw: from the {@link JobResult}s of attempts run through it
+ *       ({@link #drain}, {@link #work}, {@link #runInBackground}), cancels made through {@link #cancel(long)}, and
+ *       the DLQ listing.</li>
  * </ul>
  *
  * <p>Waits poll every {@value #POLL_MILLIS} ms on a scheduler of the kit's own (real time, never a virtual-time
@@ -89,7 +89,7 @@ public final class RiffleTestKit {
         return TIMER;
     }
 
-    /** A job's state as far as the kit knows (see the class comment for where each one comes from). */
+    /** A job's state as the kit reports it (see the class comment for where each one comes from). */
     public enum JobState {
         /** An attempt completed successfully. */
         COMPLETED,
@@ -306,6 +306,26 @@ public final class RiffleTestKit {
 
     /** The state of {@code jobId} as far as the kit knows now (see the class comment); empty when it knows nothing. */
     public Mono<Optional<JobState>> state(long jobId) {
+        return riffle.admin().job(jobId)
+                .map(info -> Optional.ofNullable(fromEngine(info.state())))
+                .filter(Optional::isPresent)
+                .switchIfEmpty(Mono.defer(() -> lastKnownState(jobId)));
+    }
+
+    // The kit's coarser vocabulary for what the database says; null while the job is available or running, where
+    // the kit's last known state stands.
+    private static @org.jspecify.annotations.Nullable JobState fromEngine(dev.riffle.engine.api.JobState state) {
+        return switch (state) {
+            case COMPLETED -> JobState.COMPLETED;
+            case FAILED -> JobState.FAILED;
+            case CANCELLED -> JobState.CANCELLED;
+            case DLQ -> JobState.IN_DLQ;
+            case SCHEDULED, RETRYABLE -> JobState.SCHEDULED;
+            case AVAILABLE, RUNNING, WAITING_EXTERNAL -> null;
+        };
+    }
+
+    private Mono<Optional<JobState>> lastKnownState(long jobId) {
         return Mono.defer(() -> {
             JobState known = lastKnown.get(jobId);
             String queue = queueOf.get(jobId);

@@ -82,8 +82,12 @@ class EnqueueShardsIT extends ProbeIT {
             List<Long> committed = others.get(10, TimeUnit.SECONDS);
             assertThat(committed).hasSize(20);
             // The shard whose reservation lock the producer's backend holds, read from pg_locks.
-            long producerPid = db.queryLong("SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' "
-                    + "AND backend_xid IS NOT NULL AND query LIKE '%enqueue_jobs%' ORDER BY xact_start DESC LIMIT 1");
+            // This producer's own backend: other sessions on the server (other suites) may hold open enqueues too.
+            long producerPid;
+            try (var st = producer.createStatement(); var rs = st.executeQuery("SELECT pg_backend_pid()")) {
+                rs.next();
+                producerPid = rs.getLong(1);
+            }
             List<Long> heldShards = db.queryRows("SELECT s FROM generate_series(0, 1) s WHERE EXISTS (SELECT 1 FROM "
                     + "pg_locks l WHERE l.locktype = 'advisory' AND l.pid = ?::int AND l.granted AND "
                     + "((l.classid::bigint << 32) | l.objid::bigint) = lane_lock_key('sb', ?::smallint, s::smallint))",

@@ -128,6 +128,27 @@ class RiffleTestKitIT implements RiffleTestConfig {
     }
 
     @Test
+    void awaitStateSeesWhatTheEngineDidOutsideTheKit(RiffleTestKit kit) {
+        // Enqueued, handled and cancelled without the kit: its states come from admin().job(id), not its records.
+        Riffle riffle = kit.riffle();
+        long done = riffle.client().enqueue(NewJob.builder("outside").queue("outside").build()).block();
+        long cancelled = riffle.client().enqueue(NewJob.builder("outside").queue("outside-later")
+                .runAt(Instant.now().plusSeconds(3600)).build()).block();
+        StepVerifier.create(kit.awaitState(cancelled, JobState.SCHEDULED)).expectNext(JobState.SCHEDULED)
+                .verifyComplete();
+        var work = riffle.work(Map.of("outside", job -> Mono.empty()), 2, "outside").subscribe();
+        try {
+            StepVerifier.create(kit.awaitState(done, JobState.COMPLETED)).expectNext(JobState.COMPLETED)
+                    .verifyComplete();
+        } finally {
+            work.dispose();
+        }
+        assertThat(riffle.admin().cancel(cancelled).block()).isNotNull();
+        StepVerifier.create(kit.awaitState(cancelled, JobState.CANCELLED)).expectNext(JobState.CANCELLED)
+                .verifyComplete();
+    }
+
+    @Test
     void injectedEngineRunsMaintenanceSoAScheduledJobRunsWhenDue(RiffleTestKit kit) {
         Riffle riffle = kit.riffle();
         long id = kit.enqueue(NewJob.builder("soon").queue("soon").runAt(Instant.now().plusMillis(500)).build()).block();

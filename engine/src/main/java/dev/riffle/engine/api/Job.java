@@ -38,6 +38,18 @@ public interface Job {
     String argsJson();
 
     /**
+     * The job's arguments decoded into {@code type} by the engine's {@link ArgsCodec}
+     * ({@code RiffleConfig.Builder.argsCodec}). The default implementation has no codec and throws
+     * {@link IllegalStateException}; delivered jobs implement it.
+     *
+     * @throws IllegalStateException when no codec is configured
+     * @throws IllegalArgumentException when the codec cannot decode the arguments as {@code type}
+     */
+    default <T> T args(Class<T> type) {
+        throw new IllegalStateException("no args codec is configured (RiffleConfig.Builder.argsCodec)");
+    }
+
+    /**
      * The job's payload as JSON object text, or null: engine-owned history such as {@code errors} (last 10) and the
      * previous attempt's {@code progress} checkpoint.
      */

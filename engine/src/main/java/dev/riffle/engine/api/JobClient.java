@@ -29,4 +29,20 @@ public interface JobClient {
 
     /** Enqueues a batch on the caller's connection (and transaction); emits ids in input order. */
     Mono<List<Long>> enqueueMany(Connection connection, List<NewJob> jobs);
+
+    /**
+     * Enqueues one job on a pooled connection and says whether it was a duplicate of a unique job
+     * ({@link NewJob#unique()}, docs/unique-jobs.md): then the id is the existing job's and nothing was written. The
+     * methods that emit plain ids emit the existing job's id for a duplicate as well.
+     */
+    Mono<EnqueueResult> enqueueWithResult(NewJob job);
+
+    /** {@link #enqueueWithResult(NewJob)} for a batch, in one statement; results in input order. */
+    Mono<List<EnqueueResult>> enqueueManyWithResult(List<NewJob> jobs);
+
+    /** {@link #enqueueWithResult(NewJob)} on the caller's connection (and transaction). */
+    Mono<EnqueueResult> enqueueWithResult(Connection connection, NewJob job);
+
+    /** {@link #enqueueManyWithResult(List)} on the caller's connection (and transaction). */
+    Mono<List<EnqueueResult>> enqueueManyWithResult(Connection connection, List<NewJob> jobs);
 }

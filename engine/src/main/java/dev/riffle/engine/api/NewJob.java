@@ -13,13 +13,18 @@ import org.jspecify.annotations.Nullable;
  * @param argsJson a JSON object (default {@code {}}), its syntax checked here; the size limit is enforced by the
  *                 engine configuration, and what {@code jsonb} cannot store (a <code>&#92;u0000</code> escape, a
  *                 number beyond {@code numeric}) is refused by the database at enqueue, also as
- *                 {@link InvalidJobException} for {@code args}
+ *                 {@link InvalidJobException} for {@code args}. Null exactly when {@code typedArgs} is set
  * @param priority 1 (most urgent) .. 4 (default {@value #DEFAULT_PRIORITY})
  * @param maxAttempts 1..1000 (default {@value #DEFAULT_MAX_ATTEMPTS})
  * @param runAt when to run; {@code null} or a past instant means now, a future instant schedules the job; must lie in
  *              [{@link #MIN_RUN_AT}, {@link #MAX_RUN_AT})
+ * @param typedArgs arguments as an object, encoded to JSON at enqueue by the engine's {@link ArgsCodec}
+ *                  ({@code RiffleConfig.Builder.argsCodec}); null (the default) when {@code argsJson} is given.
+ *                  Enqueue fails with {@link InvalidJobException} for {@code args} when no codec is configured
+ * @param unique makes the job unique by a key (docs/unique-jobs.md), or null (default) for an ordinary job
  */
-public record NewJob(String kind, String queue, String argsJson, int priority, int maxAttempts, @Nullable Instant runAt) {
+public record NewJob(String kind, String queue, @Nullable String argsJson, int priority, int maxAttempts,
+                     @Nullable Instant runAt, @Nullable Object typedArgs, @Nullable UniqueOptions unique) {
 
     /** Default queue name. */
     public static final String DEFAULT_QUEUE = "default";
@@ -45,10 +50,16 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
     public NewJob {
         checkName("kind", kind);
         checkName("queue", queue);
-        if (argsJson == null) {
-            throw new InvalidJobException("args", "must not be null (use \"{}\")");
+        if (typedArgs != null) {
+            if (argsJson != null) {
+                throw new InvalidJobException("args", "set either JSON args or typed args, not both");
+            }
+        } else {
+            if (argsJson == null) {
+                throw new InvalidJobException("args", "must not be null (use \"{}\")");
+            }
+            JsonObjectCheck.requireObject(argsJson, "args");
         }
-        JsonObjectCheck.requireObject(argsJson, "args");
         if (priority < 1 || priority > 4) {
             throw new InvalidJobException("priority", "must be between 1 and 4, got " + priority);
         }
@@ -58,6 +69,34 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
         if (runAt != null && (!runAt.isBefore(MAX_RUN_AT) || runAt.isBefore(MIN_RUN_AT))) {
             throw new InvalidJobException("runAt", runAtRange() + ", got " + runAt);
         }
+    }
+
+    /** An ordinary job with JSON args (no typed args, no unique key); validates all fields. */
+    public NewJob(String kind, String queue, String argsJson, int priority, int maxAttempts, @Nullable Instant runAt) {
+        this(kind, queue, argsJson, priority, maxAttempts, runAt, null, null);
+    }
+
+    /**
+     * This job with its {@code typedArgs} encoded by {@code codec} into {@code argsJson}; the job itself when it has
+     * JSON args already. What the engine does at enqueue.
+     *
+     * @throws InvalidJobException for {@code args} when the codec fails or its output is not a JSON object
+     */
+    public NewJob encodeArgs(ArgsCodec codec) {
+        if (typedArgs == null) {
+            return this;
+        }
+        String json;
+        try {
+            json = codec.encode(typedArgs);
+        } catch (RuntimeException e) {
+            throw new InvalidJobException("args", "the args codec cannot encode " + typedArgs.getClass().getName()
+                    + ": " + e.getMessage(), e);
+        }
+        if (json == null) {
+            throw new InvalidJobException("args", "the args codec encoded " + typedArgs.getClass().getName() + " to null");
+        }
+        return new NewJob(kind, queue, json, priority, maxAttempts, runAt, null, unique);
     }
 
     /** The {@code runAt} rule in words, for every error that reports it. */
@@ -98,10 +137,12 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
     public static final class Builder {
         private final String kind;
         private String queue = DEFAULT_QUEUE;
-        private String argsJson = "{}";
+        private @Nullable String argsJson = "{}";
+        private @Nullable Object typedArgs;
         private int priority = DEFAULT_PRIORITY;
         private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private @Nullable Instant runAt;
+        private @Nullable UniqueOptions unique;
 
         private Builder(String kind) {
             this.kind = kind;
@@ -113,9 +154,27 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
             return this;
         }
 
-        /** Arguments as JSON object text (default {@code {}}). */
+        /** Arguments as JSON object text (default {@code {}}); replaces {@link #typedArgs(Object)}. */
         public Builder args(String argsJson) {
             this.argsJson = argsJson;
+            this.typedArgs = null;
+            return this;
+        }
+
+        /**
+         * Arguments as an object (a record, typically), encoded at enqueue by the engine's {@link ArgsCodec};
+         * replaces {@link #args(String)}. Enqueue fails with {@link InvalidJobException} when the engine has no codec.
+         */
+        public Builder typedArgs(Object args) {
+            if (args == null) {
+                throw new InvalidJobException("args", "must not be null");
+            }
+            if (args instanceof CharSequence) {
+                throw new InvalidJobException("args", "typed args must be an object, not a string: for JSON text use "
+                        + "args(String)");
+            }
+            this.typedArgs = args;
+            this.argsJson = null;
             return this;
         }
 
@@ -137,9 +196,18 @@ public record NewJob(String kind, String queue, String argsJson, int priority, i
             return this;
         }
 
+        /**
+         * Makes the job unique by a key (default: none): a duplicate enqueue returns the id of the job holding the
+         * key instead of creating another (docs/unique-jobs.md).
+         */
+        public Builder unique(@Nullable UniqueOptions unique) {
+            this.unique = unique;
+            return this;
+        }
+
         /** Validates and builds. */
         public NewJob build() {
-            return new NewJob(kind, queue, argsJson, priority, maxAttempts, runAt);
+            return new NewJob(kind, queue, argsJson, priority, maxAttempts, runAt, typedArgs, unique);
         }
     }
 }

@@ -23,9 +23,18 @@ import java.util.Objects;
  *                      explicit value is recorded at engine start (the last engine to start wins) and applies to
  *                      jobs enqueued from then on; jobs already enqueued on other shards are still claimed
  *                      (docs/design/delivery-contract.md#enqueue-shards)
+ * @param backoff the queue's retry backoff; null (the default) keeps what the schema has recorded (a new queue:
+ *                the built-in {@link BackoffPolicy#builtIn()}). An explicit value is recorded at engine start (the
+ *                last engine to start wins) and used by every engine's retries and rescues of the queue
+ *                (docs/configuration.md#retry-backoff)
+ * @param backoffFunction a retry delay computed by this engine for its handlers' retries without a delay; null (the
+ *                        default) for none. Takes precedence over {@code backoff} for those retries only (see
+ *                        {@link BackoffFunction})
  */
 public record QueueConfig(String name, Duration deadline, @org.jspecify.annotations.Nullable Boolean dlq,
-                          boolean materialize, @org.jspecify.annotations.Nullable Integer enqueueShards) {
+                          boolean materialize, @org.jspecify.annotations.Nullable Integer enqueueShards,
+                          @org.jspecify.annotations.Nullable BackoffPolicy backoff,
+                          @org.jspecify.annotations.Nullable BackoffFunction backoffFunction) {
 
     /** Largest shard count a queue accepts: {@value} (the schema's CHECK). */
     public static final int MAX_ENQUEUE_SHARDS = 64;
@@ -48,6 +57,12 @@ public record QueueConfig(String name, Duration deadline, @org.jspecify.annotati
             throw new IllegalArgumentException("enqueueShards must be between 1 and " + MAX_ENQUEUE_SHARDS + ", got "
                     + enqueueShards);
         }
+    }
+
+    /** A queue with the recorded (or built-in) backoff. */
+    public QueueConfig(String name, Duration deadline, @org.jspecify.annotations.Nullable Boolean dlq,
+                       boolean materialize, @org.jspecify.annotations.Nullable Integer enqueueShards) {
+        this(name, deadline, dlq, materialize, enqueueShards, null, null);
     }
 
     /** A queue that keeps its recorded shard count. */
@@ -73,16 +88,38 @@ public record QueueConfig(String name, Duration deadline, @org.jspecify.annotati
 
     /** The same queue with its DLQ policy set. */
     public QueueConfig withDlq(boolean enabled) {
-        return new QueueConfig(name, deadline, enabled, materialize, enqueueShards);
+        return new QueueConfig(name, deadline, enabled, materialize, enqueueShards, backoff, backoffFunction);
     }
 
     /** The same queue with claim-time lease materialization on. */
     public QueueConfig withMaterializedLeases() {
-        return new QueueConfig(name, deadline, dlq, true, enqueueShards);
+        return new QueueConfig(name, deadline, dlq, true, enqueueShards, backoff, backoffFunction);
     }
 
     /** The same queue spread over {@code shards} lanes per priority. */
     public QueueConfig withEnqueueShards(int shards) {
-        return new QueueConfig(name, deadline, dlq, materialize, shards);
+        return new QueueConfig(name, deadline, dlq, materialize, shards, backoff, backoffFunction);
+    }
+
+    /** The same queue with this retry backoff, recorded in the schema at start. */
+    public QueueConfig withBackoff(BackoffPolicy policy) {
+        return new QueueConfig(name, deadline, dlq, materialize, enqueueShards,
+                Objects.requireNonNull(policy, "policy"), backoffFunction);
+    }
+
+    /**
+     * The same queue with the retry backoff {@code least(cap, base * 2^(attempt - 1) * (1 + U[0, jitter]))};
+     * see {@link BackoffPolicy}.
+     *
+     * @throws IllegalArgumentException when a value is out of range
+     */
+    public QueueConfig withBackoff(Duration base, Duration cap, double jitter) {
+        return withBackoff(new BackoffPolicy(base, cap, jitter));
+    }
+
+    /** The same queue with a retry delay computed by this engine for its handlers' retries; see {@link BackoffFunction}. */
+    public QueueConfig withBackoffFunction(BackoffFunction function) {
+        return new QueueConfig(name, deadline, dlq, materialize, enqueueShards, backoff,
+                Objects.requireNonNull(function, "function"));
     }
 }

@@ -59,6 +59,12 @@ SELECT ${schema}.resume_queue($1::text) AS changed
 -- name: cancel
 SELECT ${schema}.cancel_job($1::bigint) AS result
 
+-- name: cancel_unique
+-- Cancel the job holding a unique key, derived the way enqueue derives it (docs/unique-jobs.md).
+SELECT c.job_id, c.result
+  FROM ${schema}.cancel_unique(${schema}.unique_key_of($1::text, $2::text, $3::jsonb, $4::jsonb, $5::text, $6::bigint,
+                                                       now())) AS c
+
 -- name: dlq_list
 SELECT job_id, queue, kind, args::text AS args, attempt, run_lease, dlq_reason, payload::text AS payload, dlq_at
   FROM ${schema}.dlq_entries
@@ -121,6 +127,19 @@ RETURNING name
 
 -- name: cron_delete
 DELETE FROM ${schema}.cron_schedules WHERE name = $1 RETURNING name
+
+-- name: job
+-- One job wherever it lives (R__85_job_lookup.sql decides the state); no row for an unknown or pruned job.
+SELECT * FROM ${schema}.job_lookup($1::bigint)
+
+-- name: queue_backoff
+INSERT INTO ${schema}.queue_meta (queue, backoff_base_ms, backoff_cap_ms, backoff_jitter)
+VALUES ($1, $2::bigint, $3::bigint, $4::double precision)
+ON CONFLICT (queue) DO UPDATE
+   SET backoff_base_ms = excluded.backoff_base_ms, backoff_cap_ms = excluded.backoff_cap_ms,
+       backoff_jitter = excluded.backoff_jitter
+ WHERE (${schema}.queue_meta.backoff_base_ms, ${schema}.queue_meta.backoff_cap_ms, ${schema}.queue_meta.backoff_jitter)
+       IS DISTINCT FROM (excluded.backoff_base_ms, excluded.backoff_cap_ms, excluded.backoff_jitter)
 
 -- name: doctor
 -- The proof doctor (R__86_doctor.sql): read-only, one row per finding.

@@ -4,6 +4,12 @@
 SELECT j AS job_id
   FROM ${schema}.enqueue_jobs($1::text[], $2::text[], $3::jsonb[], $4::smallint[], $5::smallint[], $6::timestamptz[]) AS j
 
+-- name: enqueue_unique
+-- Only for a batch in which some job carries unique options (docs/unique-jobs.md); other batches use enqueue above.
+SELECT u.job_id, u.duplicate
+  FROM ${schema}.enqueue_unique_jobs($1::text[], $2::text[], $3::jsonb[], $4::smallint[], $5::smallint[],
+                                     $6::timestamptz[], $7::jsonb[], $8::text[], $9::bigint[], $10::text[]) AS u
+
 -- name: claim
 -- Timestamps travel as epoch microseconds and JSON as text: parsing timestamptz text per row was the largest JVM cost of
 -- a claim (bench JFR profile, docs/benchmarks.md). Only the columns Claimer reads are sent.
@@ -30,7 +36,8 @@ SELECT ${schema}.advance_claim_cursors($1::text[], $2::smallint[], $3::smallint[
 
 -- name: close
 SELECT * FROM ${schema}.close_attempts($1::int[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[],
-                                       $7::text[], $8::bigint[], $9::text[], $10::boolean[], $11::boolean[])
+                                       $7::text[], $8::bigint[], $9::text[], $10::boolean[], $11::boolean[],
+                                       $12::text[], $13::text[])
 
 -- Materialized leases and external-wait callbacks (cold: only attempts that escalate take these).
 

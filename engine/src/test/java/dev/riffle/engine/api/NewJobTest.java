@@ -32,6 +32,53 @@ class NewJobTest {
     }
 
     @Test
+    void typedArgsReplaceJsonArgsUntilTheEngineEncodesThem() {
+        record Order(long id) {}
+        NewJob typed = NewJob.builder("k").args("{\"a\":1}").typedArgs(new Order(7)).build();
+        assertThat(typed.argsJson()).isNull();
+        assertThat(typed.typedArgs()).isEqualTo(new Order(7));
+        NewJob encoded = typed.encodeArgs(new ArgsCodec() {
+            @Override
+            public String encode(Object args) {
+                return "{\"id\":" + ((Order) args).id() + "}";
+            }
+
+            @Override
+            public <T> T decode(String json, Class<T> type) {
+                throw new UnsupportedOperationException();
+            }
+        });
+        assertThat(encoded.argsJson()).isEqualTo("{\"id\":7}");
+        assertThat(encoded.typedArgs()).isNull();
+        assertThat(NewJob.builder("k").typedArgs(new Order(1)).args("{}").build().typedArgs())
+                .as("the last args setter wins").isNull();
+    }
+
+    @Test
+    void typedArgsMustBeAnObjectAndNotBothForms() {
+        assertThat(catchThrowableOfType(InvalidJobException.class, () -> NewJob.builder("k").typedArgs(null)).field())
+                .isEqualTo("args");
+        assertThat(catchThrowableOfType(InvalidJobException.class, () -> NewJob.builder("k").typedArgs("{}")).getMessage())
+                .contains("args(String)");
+        assertThat(catchThrowableOfType(InvalidJobException.class,
+                () -> new NewJob("k", "q", "{}", 2, 1, null, new Object(), null)).getMessage()).contains("not both");
+        InvalidJobException bad = catchThrowableOfType(InvalidJobException.class,
+                () -> NewJob.builder("k").typedArgs(new Object()).build().encodeArgs(new ArgsCodec() {
+                    @Override
+                    public String encode(Object args) {
+                        throw new IllegalStateException("cannot");
+                    }
+
+                    @Override
+                    public <T> T decode(String json, Class<T> type) {
+                        throw new UnsupportedOperationException();
+                    }
+                }));
+        assertThat(bad.field()).isEqualTo("args");
+        assertThat(bad.getMessage()).contains("cannot");
+    }
+
+    @Test
     void builderDefaults() {
         NewJob job = NewJob.builder("send_email").build();
 

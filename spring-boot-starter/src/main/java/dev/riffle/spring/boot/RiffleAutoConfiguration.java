@@ -3,6 +3,8 @@ package dev.riffle.spring.boot;
 import dev.riffle.engine.DatabaseUrl;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.RiffleConfig;
+import dev.riffle.engine.api.ArgsCodec;
+import dev.riffle.engine.api.CronSchedule;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ConnectionFactoryOptions;
@@ -29,7 +31,8 @@ import org.springframework.core.io.ResourceLoader;
  * <p>Unless the application defines its own {@link Riffle} bean: a {@link RiffleConfig} from {@code riffle.*}
  * ({@link RiffleProperties}) on the application's R2DBC {@code ConnectionFactory} bean (or {@code riffle.url}), with
  * the application's {@code MeterRegistry} when it has exactly one, migrations when riffle-migrations is on the
- * classpath, and every {@link RiffleConfigCustomizer}; then the engine, started while the context refreshes (so the
+ * classpath, the application's {@link ArgsCodec} bean when it has exactly one, every {@link CronSchedule} bean, and
+ * every {@link RiffleConfigCustomizer}; then the engine, started while the context refreshes (so the
  * application does not come up on an unmigrated or unreachable schema). For whichever {@code Riffle} bean there is:
  * the handler beans by kind ({@link RiffleHandlers}) and the {@link RiffleLifecycle} that runs them and shuts the
  * engine down gracefully. {@code riffle.enabled=false} turns all of it off.
@@ -81,9 +84,12 @@ public class RiffleAutoConfiguration {
 
         /**
          * Starts the engine (connect, migrate, check the schema) on the thread refreshing the context, waiting up to
-         * {@code riffle.startup-timeout}. Closed by {@link RiffleLifecycle}, not by an inferred destroy method.
+         * {@code riffle.startup-timeout}. Shut down gracefully by {@link RiffleLifecycle}, which stops before any
+         * bean is destroyed; {@code dispose} (idempotent, non-blocking) then closes only an engine nothing shut
+         * down: one whose context failed to start after the engine did, and whose maintenance loops would
+         * otherwise keep running on the application's closed pool.
          */
-        @Bean(destroyMethod = "")
+        @Bean(destroyMethod = "dispose")
         Riffle riffle(RiffleConfig config, RiffleProperties properties) {
             return Objects.requireNonNull(Riffle.start(config).block(properties.getStartupTimeout()), "riffle");
         }
@@ -115,6 +121,23 @@ public class RiffleAutoConfiguration {
                     database.toString(), user == null ? "postgres" : user.toString(),
                     password == null ? null : password.toString(), Map.of());
         }
+    }
+
+    /**
+     * The application's {@link ArgsCodec} when it has exactly one (typed job args), and every {@link CronSchedule}
+     * bean as a schedule registered in code. Ordered first, so a customizer of the application can still override.
+     */
+    @Bean
+    @Order(0)
+    RiffleConfigCustomizer riffleCodecAndSchedulesCustomizer(ObjectProvider<ArgsCodec> codecs,
+                                                             ObjectProvider<CronSchedule> schedules) {
+        return builder -> {
+            ArgsCodec codec = codecs.getIfUnique();
+            if (codec != null) {
+                builder.argsCodec(codec);
+            }
+            schedules.orderedStream().forEach(builder::schedule);
+        };
     }
 
     /** The application's {@code MeterRegistry}, when it has exactly one. */

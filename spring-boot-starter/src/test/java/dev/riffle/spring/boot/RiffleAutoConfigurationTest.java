@@ -158,7 +158,22 @@ class RiffleAutoConfigurationTest {
 
     @Test
     void refusesAnInvalidKind(TestDatabase db) {
-        TestApps.runner(db).withBean("bad", RiffleJobHandler.class, () -> new RiffleJobHandler() {
+        // The engine starts before the handlers are checked: the failed context must close it, not leave its
+        // maintenance loops running on the application's closed pool.
+        java.util.List<Riffle> engines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        org.springframework.beans.factory.config.BeanPostProcessor capture =
+                new org.springframework.beans.factory.config.BeanPostProcessor() {
+                    @Override
+                    public Object postProcessAfterInitialization(Object bean, String name) {
+                        if (bean instanceof Riffle r) {
+                            engines.add(r);
+                        }
+                        return bean;
+                    }
+                };
+        TestApps.runner(db).withBean("captureRiffle", org.springframework.beans.factory.config.BeanPostProcessor.class,
+                        () -> capture)
+                .withBean("bad", RiffleJobHandler.class, () -> new RiffleJobHandler() {
             @Override
             public String kind() {
                 return "no spaces";
@@ -172,6 +187,9 @@ class RiffleAutoConfigurationTest {
             assertThat(ctx).hasFailed();
             assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("'no spaces' is invalid");
         });
+        assertThat(engines).as("the engine was started before the failure").hasSize(1);
+        await("the failed context's engine closed").atMost(Duration.ofSeconds(10))
+                .until(() -> engines.get(0).isDisposed());
     }
 
     @Test
@@ -182,6 +200,30 @@ class RiffleAutoConfigurationTest {
             assertThat(ctx.getBean(RiffleConfig.class).meterRegistry()).isSameAs(registry);
             assertThat(registry.getMeters()).anySatisfy(m -> assertThat(m.getId().getName()).startsWith("riffle."));
         });
+    }
+
+    @Test
+    void bindsTheApplicationsArgsCodecAndCronScheduleBeans(TestDatabase db) {
+        dev.riffle.engine.api.ArgsCodec codec = new dev.riffle.engine.api.ArgsCodec() {
+            @Override
+            public String encode(Object args) {
+                return "{}";
+            }
+
+            @Override
+            public <T> T decode(String json, Class<T> type) {
+                throw new UnsupportedOperationException();
+            }
+        };
+        dev.riffle.engine.api.CronSchedule nightly = dev.riffle.engine.api.CronSchedule.builder("nightly", "0 30 2 * * *")
+                .kind("report.build").queue("reports").build();
+        TestApps.runner(db).withBean(dev.riffle.engine.api.ArgsCodec.class, () -> codec)
+                .withBean("nightly", dev.riffle.engine.api.CronSchedule.class, () -> nightly).run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    RiffleConfig config = ctx.getBean(RiffleConfig.class);
+                    assertThat(config.argsCodec()).isSameAs(codec);
+                    assertThat(config.schedules()).containsExactly(nightly);
+                });
     }
 
     @Test

@@ -129,7 +129,29 @@ public final class ClaimedJob implements Job {
     @Override
     public Mono<Void> finish(JobOutcome outcome) {
         java.util.Objects.requireNonNull(outcome, "outcome");
-        return Mono.defer(() -> services.closer().finish(receipt, outcome, leased));
+        return Mono.defer(() -> services.closer().finish(receipt,
+                services.retryDelays().apply(outcome, queue, attempt), leased));
+    }
+
+    @Override
+    public <T> T args(Class<T> type) {
+        java.util.Objects.requireNonNull(type, "type");
+        dev.riffle.engine.api.ArgsCodec codec = services.argsCodec();
+        if (codec == null) {
+            throw new IllegalStateException("no args codec is configured (RiffleConfig.Builder.argsCodec); read "
+                    + "argsJson() instead");
+        }
+        T value;
+        try {
+            value = codec.decode(argsJson, type);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("cannot decode the args of job " + id + " (" + kind + ") as "
+                    + type.getName() + ": " + e.getMessage(), e);
+        }
+        if (value == null) {
+            throw new IllegalArgumentException("the args codec decoded the args of job " + id + " to null");
+        }
+        return value;
     }
 
     /** Gives the attempt back unconsumed; for attempts that were never handed to a handler. */

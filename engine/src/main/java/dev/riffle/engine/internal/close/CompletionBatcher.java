@@ -198,6 +198,8 @@ public final class CompletionBatcher implements AttemptCloser {
         String[] exits = new String[n];
         Long[] delays = new Long[n];
         String[] errors = new String[n];
+        String[] errorClasses = new String[n];
+        String[] errorTraces = new String[n];
         Boolean[] dlqs = new Boolean[n];
         Boolean[] leasedFlags = new Boolean[n];
         for (int i = 0; i < n; i++) {
@@ -218,12 +220,16 @@ public final class CompletionBatcher implements AttemptCloser {
                 exits[i] = "retry";
                 delays[i] = x.delay() == null ? null : x.delay().toMillis();
                 errors[i] = x.error();
+                errorClasses[i] = ErrorTrace.className(x.cause());
+                errorTraces[i] = ErrorTrace.render(x.cause());
             } else if (o instanceof JobOutcome.Snooze x) {
                 exits[i] = "snooze";
                 delays[i] = x.delay().toMillis();
             } else if (o instanceof JobOutcome.Fail x) {
                 exits[i] = "fail";
                 errors[i] = x.reason();
+                errorClasses[i] = ErrorTrace.className(x.cause());
+                errorTraces[i] = ErrorTrace.render(x.cause());
             } else if (o instanceof JobOutcome.Cancel x) {
                 exits[i] = "cancel";
                 errors[i] = x.reason();
@@ -240,7 +246,8 @@ public final class CompletionBatcher implements AttemptCloser {
                         : db.query(statement, st -> st.bind("$1", slots).bind("$2", batchIds).bind("$3", idxs)
                                         .bind("$4", jobIds).bind("$5", leases).bind("$6", receipts).bind("$7", exits)
                                         .bind("$8", delays).bind("$9", errors).bind("$10", dlqs)
-                                        .bind("$11", leasedFlags),
+                                        .bind("$11", leasedFlags).bind("$12", errorClasses)
+                                        .bind("$13", errorTraces),
                                 row -> row.get("status", String.class)).collectList())
                 // A transient failure (connection refused or lost, server restarting, failover) is retried for as
                 // long as the engine is open, with capped, jittered backoff: an outage of any length delays these

@@ -1,14 +1,20 @@
 package dev.riffle.engine.internal.enqueue;
 
+import dev.riffle.engine.api.ArgsCodec;
+import dev.riffle.engine.api.EnqueueResult;
 import dev.riffle.engine.api.InvalidJobException;
 import dev.riffle.engine.api.JobClient;
 import dev.riffle.engine.api.NewJob;
+import dev.riffle.engine.api.UniqueOptions;
 import dev.riffle.engine.internal.sql.Db;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.Statement;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -22,11 +28,13 @@ public final class Enqueuer implements JobClient {
 
     private final Db db;
     private final int maxArgsBytes;
+    private final @Nullable ArgsCodec codec;
 
-    /** Creates the enqueuer. */
-    public Enqueuer(Db db, int maxArgsBytes) {
+    /** Creates the enqueuer; {@code codec} encodes typed args (null: typed args are refused). */
+    public Enqueuer(Db db, int maxArgsBytes, @Nullable ArgsCodec codec) {
         this.db = db;
         this.maxArgsBytes = maxArgsBytes;
+        this.codec = codec;
     }
 
     @Override
@@ -36,10 +44,7 @@ public final class Enqueuer implements JobClient {
 
     @Override
     public Mono<List<Long>> enqueueMany(List<NewJob> jobs) {
-        return Mono.defer(() -> {
-            validate(jobs);
-            return Mono.usingWhen(db.pool().create(), c -> run(c, jobs), Connection::close);
-        });
+        return enqueueManyWithResult(jobs).map(Enqueuer::ids);
     }
 
     @Override
@@ -49,24 +54,59 @@ public final class Enqueuer implements JobClient {
 
     @Override
     public Mono<List<Long>> enqueueMany(Connection connection, List<NewJob> jobs) {
-        Objects.requireNonNull(connection, "connection");
+        return enqueueManyWithResult(connection, jobs).map(Enqueuer::ids);
+    }
+
+    @Override
+    public Mono<EnqueueResult> enqueueWithResult(NewJob job) {
+        return enqueueManyWithResult(List.of(Objects.requireNonNull(job, "job"))).map(r -> r.get(0));
+    }
+
+    @Override
+    public Mono<List<EnqueueResult>> enqueueManyWithResult(List<NewJob> jobs) {
         return Mono.defer(() -> {
-            validate(jobs);
-            return run(connection, jobs);
+            List<NewJob> encoded = validate(jobs);
+            return Mono.usingWhen(db.pool().create(), c -> run(c, encoded), Connection::close);
         });
     }
 
-    private void validate(List<NewJob> jobs) {
+    @Override
+    public Mono<EnqueueResult> enqueueWithResult(Connection connection, NewJob job) {
+        return enqueueManyWithResult(connection, List.of(Objects.requireNonNull(job, "job"))).map(r -> r.get(0));
+    }
+
+    @Override
+    public Mono<List<EnqueueResult>> enqueueManyWithResult(Connection connection, List<NewJob> jobs) {
+        Objects.requireNonNull(connection, "connection");
+        return Mono.defer(() -> {
+            List<NewJob> encoded = validate(jobs);
+            return run(connection, encoded);
+        });
+    }
+
+    private static List<Long> ids(List<EnqueueResult> results) {
+        List<Long> ids = new ArrayList<>(results.size());
+        for (EnqueueResult r : results) {
+            ids.add(r.jobId());
+        }
+        return ids;
+    }
+
+    /** Checks the batch and encodes typed args; returns the jobs as they are sent (JSON args only). */
+    private List<NewJob> validate(List<NewJob> jobs) {
         if (jobs == null) {
             throw new InvalidJobException("jobs", "must not be null");
         }
         if (jobs.isEmpty() || jobs.size() > MAX_BATCH) {
             throw new InvalidJobException("jobs", "batch size must be between 1 and " + MAX_BATCH + ", got " + jobs.size());
         }
-        for (NewJob j : jobs) {
-            if (j == null) {
+        List<NewJob> out = new java.util.ArrayList<>(jobs.size());
+        for (NewJob given : jobs) {
+            if (given == null) {
                 throw new InvalidJobException("jobs", "must not contain null");
             }
+            NewJob j = encode(given);
+            out.add(j);
             // Cheap upper bound first: a UTF-8 character is at most 3 bytes per UTF-16 unit.
             if ((long) j.argsJson().length() * 3 > maxArgsBytes
                     && j.argsJson().getBytes(StandardCharsets.UTF_8).length > maxArgsBytes) {
@@ -74,10 +114,26 @@ public final class Enqueuer implements JobClient {
                         + " bytes, larger than the limit of " + maxArgsBytes + " bytes");
             }
         }
+        return out;
     }
 
-    private Mono<List<Long>> run(Connection c, List<NewJob> jobs) {
+    private NewJob encode(NewJob j) {
+        if (j.typedArgs() == null) {
+            return j;
+        }
+        if (codec == null) {
+            throw new InvalidJobException("args", "typed args need an args codec: set RiffleConfig.Builder.argsCodec(...)"
+                    + " (e.g. dev.riffle:riffle-jackson), or pass JSON with args(String)");
+        }
+        return j.encodeArgs(codec);
+    }
+
+    private Mono<List<EnqueueResult>> run(Connection c, List<NewJob> jobs) {
         int n = jobs.size();
+        boolean anyUnique = false;
+        for (NewJob j : jobs) {
+            anyUnique |= j.unique() != null;
+        }
         String[] queues = new String[n];
         String[] kinds = new String[n];
         String[] args = new String[n];
@@ -93,10 +149,36 @@ public final class Enqueuer implements JobClient {
             maxAttempts[i] = j.maxAttempts();
             runAts[i] = j.runAt() == null ? null : j.runAt().toString();
         }
-        return db.query(c, "enqueue", (Statement st) -> st
-                        .bind("$1", queues).bind("$2", kinds).bind("$3", args).bind("$4", prios)
-                        .bind("$5", maxAttempts).bind("$6", runAts),
-                row -> row.get("job_id", Long.class))
+        Flux<EnqueueResult> rows;
+        if (!anyUnique) {
+            // Jobs without unique options never reach job_unique_claims (docs/adr/0012).
+            rows = db.query(c, "enqueue", (Statement st) -> st
+                            .bind("$1", queues).bind("$2", kinds).bind("$3", args).bind("$4", prios)
+                            .bind("$5", maxAttempts).bind("$6", runAts),
+                    row -> new EnqueueResult(row.get("job_id", Long.class), false));
+        } else {
+            String[] fields = new String[n];
+            String[] keys = new String[n];
+            Long[] periods = new Long[n];
+            String[] states = new String[n];
+            for (int i = 0; i < n; i++) {
+                UniqueOptions u = jobs.get(i).unique();
+                if (u != null) {
+                    UniqueParams p = UniqueParams.of(u);
+                    fields[i] = p.fieldsJson();
+                    keys[i] = p.key();
+                    periods[i] = p.periodMs();
+                    states[i] = p.states();
+                }
+            }
+            rows = db.query(c, "enqueue_unique", (Statement st) -> st
+                            .bind("$1", queues).bind("$2", kinds).bind("$3", args).bind("$4", prios)
+                            .bind("$5", maxAttempts).bind("$6", runAts).bind("$7", fields).bind("$8", keys)
+                            .bind("$9", periods).bind("$10", states),
+                    row -> new EnqueueResult(row.get("job_id", Long.class),
+                            Boolean.TRUE.equals(row.get("duplicate", Boolean.class))));
+        }
+        return rows
                 .collectList()
                 // Class 22 (data exception: what jsonb cannot store, such as \u0000 or numeric overflow; NewJob
                 // already checked the syntax) and CHECK violations are the input's fault; say so with the typed

@@ -11,7 +11,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * What an engine checks and records before it serves anything: the schema's function contract
- * ({@link SchemaContract}), the upgrade guard, and each queue's explicit DLQ policy and enqueue shard count.
+ * ({@link SchemaContract}), the upgrade guard, and each queue's explicit DLQ policy, enqueue shard count and retry backoff.
  */
 public final class StartupChecks {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine");
@@ -20,7 +20,7 @@ public final class StartupChecks {
 
     /**
      * Runs the checks in order; errors with {@link SchemaNotReadyException} when the schema cannot be served, having
-     * changed nothing. The explicit settings of {@code queues} (DLQ policy, enqueue shards) are recorded last.
+     * changed nothing. The explicit settings of {@code queues} (DLQ policy, enqueue shards, backoff) are recorded last.
      */
     public static Mono<Void> run(Db db, String schema, Collection<QueueConfig> queues) {
         return SchemaContract.check(db, schema)
@@ -48,7 +48,7 @@ public final class StartupChecks {
     }
 
     /**
-     * Records each queue's explicit DLQ policy and enqueue shard count in {@code queue_meta}, the one place every
+     * Records each queue's explicit DLQ policy, enqueue shard count and retry backoff in {@code queue_meta}, the one place every
      * exit path and every enqueue reads them (docs/design/delivery-contract.md). Engines configuring the same queue
      * differently overwrite each other: the last one to start wins, for every engine alike.
      */
@@ -61,7 +61,11 @@ public final class StartupChecks {
                     Mono<Void> shards = q.enqueueShards() == null ? Mono.empty()
                             : db.query("queue_enqueue_shards", st -> st.bind("$1", q.name())
                                     .bind("$2", q.enqueueShards().shortValue()), row -> 1).then();
-                    return dlq.then(shards);
+                    Mono<Void> backoff = q.backoff() == null ? Mono.empty()
+                            : db.query("queue_backoff", st -> st.bind("$1", q.name())
+                                    .bind("$2", q.backoff().base().toMillis()).bind("$3", q.backoff().cap().toMillis())
+                                    .bind("$4", q.backoff().jitter()), row -> 1).then();
+                    return dlq.then(shards).then(backoff);
                 }, 1)
                 .then();
     }

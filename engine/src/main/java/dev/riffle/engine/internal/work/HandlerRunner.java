@@ -45,7 +45,7 @@ public final class HandlerRunner {
                 ? Mono.just(JobOutcome.fail("no handler registered for kind '" + job.kind() + "'"))
                 : Mono.defer(() -> handler.handle(job))
                         .defaultIfEmpty(JobOutcome.complete())
-                        .onErrorResume(e -> Mono.just(JobOutcome.retry(String.valueOf(e))));
+                        .onErrorResume(e -> Mono.just(JobOutcome.retryOn(e)));
         return outcome
                 // A cancel or rescue closed the attempt: stop the handler (its Mono sees the cancellation) and
                 // write nothing; the closure was recorded by whoever took the attempt away.
