@@ -10,7 +10,7 @@
 -- Pause: returns true when the queue was running and is paused now, false when it was paused already (the first
 -- pause's time and author are kept). Creates the queue's control row when it has none (defaults as in V1).
 CREATE OR REPLACE FUNCTION ${schema}.pause_queue(p_queue text, p_by text) RETURNS boolean
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 BEGIN
     INSERT INTO ${schema}.queue_meta AS m (queue, paused, paused_at, paused_by)
     VALUES (p_queue, true, clock_timestamp(), p_by)
@@ -24,7 +24,7 @@ $$;
 -- queue's wake-up NOTIFY is sent (delivered on commit), so every subscriber of the queue claims at once instead of
 -- waiting for its safety poll; a resume that changed nothing costs subscribers one empty claim.
 CREATE OR REPLACE FUNCTION ${schema}.resume_queue(p_queue text) RETURNS boolean
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     v_changed boolean;
 BEGIN

@@ -13,7 +13,7 @@
 CREATE OR REPLACE FUNCTION ${schema}.cron_upsert(p_name text, p_cron text, p_zone text, p_kind text, p_queue text,
                                                  p_args jsonb, p_priority smallint, p_max_attempts smallint,
                                                  p_catch_up int, p_now timestamptz) RETURNS boolean
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 BEGIN
     INSERT INTO ${schema}.cron_schedules AS c (name, cron, zone, kind, queue, args, priority, max_attempts, catch_up,
                                                evaluate_from)
@@ -40,7 +40,7 @@ $$;
 CREATE OR REPLACE FUNCTION ${schema}.cron_fire(p_name text, p_revision bigint, p_expected_last timestamptz,
                                                p_fire_ats timestamptz[])
 RETURNS TABLE (o_fire_at timestamptz, o_job_id bigint)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     s     record;
     v_n   int := coalesce(cardinality(p_fire_ats), 0);
