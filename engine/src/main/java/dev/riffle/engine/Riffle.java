@@ -113,7 +113,7 @@ public final class Riffle implements Disposable {
         this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
         this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault(),
                 scheduler, config.clock());
-        this.admin = new RiffleAdmin(db, config.applicationName(), maintenance.cron());
+        this.admin = new RiffleAdmin(db, config.applicationName(), maintenance.cron(), config.maintenance());
         this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), this::stats, EngineMeters.ALL);
     }
 

@@ -5,13 +5,15 @@ import dev.riffle.engine.api.CronSchedule;
 import dev.riffle.engine.api.CronScheduleStatus;
 import dev.riffle.engine.api.DlqEntry;
 import dev.riffle.engine.api.DlqFilter;
+import dev.riffle.engine.api.DoctorReport;
 import dev.riffle.engine.api.InvalidJobException;
 import dev.riffle.engine.api.JobError;
 import dev.riffle.engine.api.JobInfo;
 import dev.riffle.engine.api.JobState;
 import dev.riffle.engine.api.NewJob;
-import dev.riffle.engine.internal.cron.CronSchedules;
 import dev.riffle.engine.api.UniqueOptions;
+import dev.riffle.engine.internal.cron.CronSchedules;
+import dev.riffle.engine.internal.doctor.Doctor;
 import dev.riffle.engine.internal.enqueue.UniqueParams;
 import dev.riffle.engine.internal.sql.Db;
 import java.time.Duration;
@@ -44,11 +46,37 @@ public final class RiffleAdmin {
     private final Db db;
     private final String applicationName;
     private final CronSchedules cron;
+    private final Doctor doctor;
 
-    RiffleAdmin(Db db, String applicationName, CronSchedules cron) {
+    RiffleAdmin(Db db, String applicationName, CronSchedules cron, MaintenanceConfig maintenance) {
         this.db = db;
         this.applicationName = applicationName;
         this.cron = cron;
+        this.doctor = new Doctor(db, maintenance.historyRetention(), maintenance.failedRetention());
+    }
+
+    /**
+     * The proof doctor (docs/operations.md#proof-doctor): checks the storage invariants on the live schema — every
+     * claim slot's claims and closures balance or its open attempts are named, no closure without its claim and none
+     * twice, no slot holding rows of another generation, ring, rescue and lane cursors within bounds, no update or
+     * delete on an append-only ring table — and names what blocks each ring's next prune and why. One read-only
+     * statement (its transaction is made read-only before any check runs); bounded, and safe beside live traffic:
+     * it reads the claim ring and the queue and lease rings' tables once, and names at most
+     * {@value DoctorReport#NAMED_PER_SLOT} attempts or rows per slot. The history floor is judged with this
+     * engine's {@link MaintenanceConfig#historyRetention()} and {@link MaintenanceConfig#failedRetention()}. Cold.
+     */
+    public Mono<DoctorReport> doctor() {
+        return doctor.run();
+    }
+
+    /**
+     * The name of every queue the schema knows: those with a lane (anything was ever enqueued), settings (paused, DLQ
+     * policy), scheduled jobs or DLQ entries; sorted. An admin read that scans the deferred backlog. Cold.
+     */
+    public Flux<String> queues() {
+        return db.query("queues", st -> {}, row -> row.get("queue", String.class)).collectList()
+                .retryWhen(ON_CONFLICT)
+                .flatMapIterable(q -> q);
     }
 
     /**

@@ -192,52 +192,63 @@ BEGIN
 END
 $$;
 
--- Proof that queue slot p_slot is inert (docs/design/rings-and-proofs.md): no lease references it, no ready row of any lane is still
--- claimable (at or past the lane's cursor, not tombstoned, not covered by claim evidence; matched by queue, priority
--- AND shard), and every receipt that references it has closure evidence. Returns the reason it is not inert, or NULL.
+-- The ready rows of queue slot p_slot that are still claimable, at most p_limit of them: at or past their lane's claim
+-- cursor, not tombstoned, not covered by claim evidence (matched by queue, priority AND shard). Every generation the
+-- slot holds (docs/adr/0005). The one definition of "pending ready": queue_slot_blocker asks it for one row, the proof
+-- doctor (R__86_doctor.sql) for the first few, to name them.
+-- Per lane: read the cursor once, then probe the lane's rows at or past it through the primary key. This runs again
+-- while prune holds ACCESS EXCLUSIVE on the slot, so it must stay an index probe per lane, not a scan. The probe is a
+-- LATERAL subquery with a LIMIT, which the planner cannot flatten into a join: it runs once per lane with the cursor
+-- as an index bound, and the outer LIMIT stops at the first p_limit rows. Written as a semi-join, the planner hashed
+-- every row of the slot against every claim-evidence row of its lane before applying the cursor (1.8 s for a
+-- 15,000-row slot, quadratic in the slot's size); as a probe an inert slot costs one empty index range per lane.
+CREATE OR REPLACE FUNCTION ${schema}.queue_slot_pending_ready(p_slot int, p_limit int)
+RETURNS TABLE (job_id bigint, run_lease bigint, queue text, priority smallint, enqueue_shard smallint, lane_seq bigint)
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    RETURN QUERY EXECUTE format($q$
+        SELECT p.job_id, p.run_lease, l.queue, l.priority, l.enqueue_shard, p.lane_seq
+          FROM (SELECT h.queue, h.priority, h.enqueue_shard, %1$s.seq_next(h.seq_name) AS cur
+                  FROM %1$s.queue_claim_heads h) l
+         CROSS JOIN LATERAL (
+               SELECT r.job_id, r.run_lease, r.lane_seq FROM %1$s.%2$I r
+                WHERE r.ready_slot = $1 AND r.queue = l.queue AND r.priority = l.priority
+                  AND r.enqueue_shard = l.enqueue_shard AND r.lane_seq >= l.cur
+                  AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
+                                   WHERE t.ready_slot = r.ready_slot
+                                     AND t.ready_generation = r.ready_generation AND t.queue = r.queue
+                                     AND t.priority = r.priority AND t.enqueue_shard = r.enqueue_shard
+                                     AND t.lane_seq = r.lane_seq)
+                  AND NOT EXISTS (SELECT 1 FROM %1$s.%4$I e
+                                   WHERE e.ready_generation = r.ready_generation AND e.queue = r.queue
+                                     AND e.priority = r.priority AND e.enqueue_shard = r.enqueue_shard
+                                     AND e.first_lane_seq <= r.lane_seq AND e.next_lane_seq > r.lane_seq
+                                     AND e.lane_ranges @> r.lane_seq)
+                ORDER BY r.lane_seq
+                LIMIT $2) p
+         LIMIT $2
+        $q$, '${schema}', 'ready_entries_' || p_slot, 'ready_tombstones_' || p_slot,
+             'ready_claim_attempt_batches_' || p_slot)
+       USING p_slot, p_limit;
+END
+$$;
+
+-- Proof that queue slot p_slot is inert (docs/design/rings-and-proofs.md): no lease references it, no ready row of any
+-- lane is still claimable (queue_slot_pending_ready), and every receipt that references it has closure evidence.
+-- Returns the reason it is not inert, or NULL.
 -- The proof covers EVERY generation the slot holds, not only the one the ring last wrote there: TRUNCATE clears them
 -- all, and a producer transaction that stayed open across a lap commits its row under the older generation
 -- (docs/adr/0005). Lane positions and receipts do not depend on the generation, so nothing below filters on it.
 CREATE OR REPLACE FUNCTION ${schema}.queue_slot_blocker(p_slot int) RETURNS text
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-    b        boolean;
     v_claims bigint;
     v_closed bigint;
 BEGIN
     IF EXISTS (SELECT 1 FROM ${schema}.leases l WHERE l.ready_slot = p_slot) THEN
         RETURN 'active_leases';
     END IF;
-    -- Per lane: read the cursor once, then probe the lane's rows at or past it through the primary key. This runs
-    -- again while prune holds ACCESS EXCLUSIVE on the slot, so it must stay an index probe per lane, not a scan.
-    -- The probe is a LATERAL subquery with LIMIT 1, which the planner cannot flatten into a join: it runs once per
-    -- lane with the cursor as an index bound. Written as a semi-join, the planner hashed every row of the slot
-    -- against every claim-evidence row of its lane before applying the cursor (1.8 s for a 15,000-row slot,
-    -- quadratic in the slot's size); as a probe an inert slot costs one empty index range per lane.
-    EXECUTE format($q$
-        SELECT EXISTS (
-            SELECT 1
-              FROM (SELECT h.queue, h.priority, h.enqueue_shard, %1$s.seq_next(h.seq_name) AS cur
-                      FROM %1$s.queue_claim_heads h) l
-             CROSS JOIN LATERAL (
-                   SELECT 1 FROM %1$s.%2$I r
-                    WHERE r.ready_slot = $1 AND r.queue = l.queue AND r.priority = l.priority
-                      AND r.enqueue_shard = l.enqueue_shard AND r.lane_seq >= l.cur
-                      AND NOT EXISTS (SELECT 1 FROM %1$s.%3$I t
-                                       WHERE t.ready_slot = r.ready_slot
-                                         AND t.ready_generation = r.ready_generation AND t.queue = r.queue
-                                         AND t.priority = r.priority AND t.enqueue_shard = r.enqueue_shard
-                                         AND t.lane_seq = r.lane_seq)
-                      AND NOT EXISTS (SELECT 1 FROM %1$s.%4$I e
-                                       WHERE e.ready_generation = r.ready_generation AND e.queue = r.queue
-                                         AND e.priority = r.priority AND e.enqueue_shard = r.enqueue_shard
-                                         AND e.first_lane_seq <= r.lane_seq AND e.next_lane_seq > r.lane_seq
-                                         AND e.lane_ranges @> r.lane_seq)
-                    LIMIT 1) p)
-        $q$, '${schema}', 'ready_entries_' || p_slot, 'ready_tombstones_' || p_slot,
-             'ready_claim_attempt_batches_' || p_slot)
-       INTO b USING p_slot;
-    IF b THEN
+    IF EXISTS (SELECT 1 FROM ${schema}.queue_slot_pending_ready(p_slot, 1)) THEN
         RETURN 'pending_ready';
     END IF;
     SELECT (SELECT count(*) FROM ${schema}.lease_claims c WHERE c.ready_slot = p_slot)

@@ -86,6 +86,8 @@ class ConnectionLossIT {
             assertThat(PgFaults.backendStates(db.url(), app + "%"))
                     .as("no engine session left idle in transaction")
                     .noneMatch(s -> s.startsWith("idle in transaction"));
+            // The storage invariants hold after six rounds of terminated backends.
+            assertThat(a.admin().doctor().block(Duration.ofSeconds(30)).violations()).as("proof doctor").isEmpty();
         } finally {
             Fixtures.close(a, b);
         }

@@ -74,6 +74,8 @@ class CrashRescueIT {
             assertThat(terminalRows).isNotEmpty().allSatisfy((id, count) -> assertThat(count).isEqualTo(1L));
             assertThat(db.queryLong("SELECT count(*) FROM terminal_jobs WHERE queue = ? AND run_lease = 1 AND job_id = ANY (?)",
                     QUEUE, deadAttempts.toArray(Long[]::new))).as("a dead attempt's completion was accepted").isZero();
+            // The storage invariants hold after the crash, the rescue and the prunes that ran beside them.
+            assertThat(survivor.admin().doctor().block(Fixtures.TIMEOUT).violations()).as("proof doctor").isEmpty();
         } finally {
             Fixtures.close(survivor);
         }

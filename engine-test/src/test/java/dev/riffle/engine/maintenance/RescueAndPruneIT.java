@@ -3,6 +3,7 @@ package dev.riffle.engine.maintenance;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.riffle.engine.Riffle;
+import dev.riffle.engine.api.DoctorReport;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.PruneOutcome;
 import dev.riffle.engine.api.RescuedAttempt;
@@ -76,6 +77,9 @@ class RescueAndPruneIT {
             assertThat(db.queryLong("SELECT count(*) FROM terminal_jobs WHERE queue = 'rp' AND state = 'completed'")).isEqualTo(6);
             assertThat(db.queryLong("SELECT count(DISTINCT job_id) FROM terminal_jobs WHERE queue = 'rp'")).isEqualTo(6);
             assertThat(Fixtures.doubleClosures(db)).isZero();
+            DoctorReport doctor = riffle.admin().doctor().block(Fixtures.TIMEOUT);
+            assertThat(doctor.violations()).as("proof doctor").isEmpty();
+            assertThat(doctor.openAttempts()).isEmpty();
         } finally {
             Fixtures.close(riffle);
         }

@@ -140,3 +140,14 @@ ON CONFLICT (queue) DO UPDATE
        backoff_jitter = excluded.backoff_jitter
  WHERE (${schema}.queue_meta.backoff_base_ms, ${schema}.queue_meta.backoff_cap_ms, ${schema}.queue_meta.backoff_jitter)
        IS DISTINCT FROM (excluded.backoff_base_ms, excluded.backoff_cap_ms, excluded.backoff_jitter)
+
+-- name: doctor
+-- The proof doctor (R__86_doctor.sql): read-only, one row per finding.
+SELECT section, check_name, ring, slot, detail, job_id, run_lease FROM ${schema}.doctor($1::int, $2::int, $3::int)
+
+-- name: queues
+SELECT queue FROM ${schema}.queue_meta
+ UNION SELECT queue FROM ${schema}.queue_claim_heads
+ UNION SELECT DISTINCT queue FROM ${schema}.deferred_jobs
+ UNION SELECT DISTINCT queue FROM ${schema}.dlq_entries
+ ORDER BY 1
