@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.JobHandler;
 import dev.riffle.engine.api.JobOutcome;
-import dev.riffle.engine.api.JobResult;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.Ring;
 import dev.riffle.engine.api.RiffleMeter;
+import dev.riffle.engine.test.Await;
 import dev.riffle.engine.test.RiffleTest;
 import dev.riffle.engine.test.RiffleTestKit;
 import dev.riffle.engine.test.TestDatabase;
@@ -57,11 +57,11 @@ class MetersIT {
                     "flaky", job -> Mono.just(job.attempt() == 1 ? JobOutcome.retry("once", Duration.ZERO)
                             : JobOutcome.complete()),
                     "doomed", job -> Mono.just(JobOutcome.fail("never")));
-            // The leader may promote the retry during the first drain; promote it by hand in case it did not.
-            List<JobResult> results = new ArrayList<>(kit.drain(handlers, Q).block(TIMEOUT));
-            riffle.maintenance().promoteNow().block(TIMEOUT);
-            results.addAll(kit.drain(handlers, Q).block(TIMEOUT));
-            assertThat(results).hasSize(6);
+            // Handlers run in the background until all six outcomes are counted; the leader promotes the retry.
+            kit.runInBackground(handlers, Q);
+            Await.until("six outcomes counted", TIMEOUT, () -> registry.find("riffle.job.outcomes").counters().stream()
+                    .mapToDouble(c -> c.count()).sum() >= 6);
+            kit.stopBackground();
 
             // Outcomes by queue, kind and outcome, counted once each.
             assertThat(outcome("ok", "completed")).isEqualTo(3);
@@ -83,8 +83,9 @@ class MetersIT {
             var stats = riffle.stats();
             assertThat(registry.get("riffle.claim.batch.size").summary().totalAmount()).isEqualTo(stats.claimedJobs());
             assertThat(registry.get("riffle.claim.batch.size").summary().count()).isEqualTo(stats.claimBatches());
+            // (an empty claim cancelled by stopBackground counted in stats may not have finished its round trip)
             assertThat(registry.get("riffle.claim.duration").timer().count())
-                    .isEqualTo(stats.claimBatches() + stats.emptyClaims());
+                    .isBetween(stats.claimBatches(), stats.claimBatches() + stats.emptyClaims());
             assertThat(registry.get("riffle.complete.flush.size").summary().totalAmount())
                     .isEqualTo(stats.completed() + stats.closed() + stats.rejected()).isEqualTo(6);
             assertThat(registry.get("riffle.complete.flush.duration").timer().count())
