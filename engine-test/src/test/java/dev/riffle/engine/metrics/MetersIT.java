@@ -150,6 +150,24 @@ class MetersIT {
         assertThat(registry.getMeters()).noneMatch(m -> db.schema().equals(m.getId().getTag(RiffleMeter.SCHEMA_TAG)));
     }
 
+    @Test
+    void theCachedGaugesRefreshThemselvesEveryInterval(TestDatabase db) {
+        Riffle riffle = RiffleTestKit.startEngine(db, c -> c.meterRegistry(registry)
+                .meterRefreshInterval(Duration.ofMillis(100)));
+        try {
+            riffle.subscribe("watched"); // assembling a subscription is enough for the engine to report the queue
+            riffle.client().enqueue(NewJob.builder("ok").queue("watched").args("{}").build()).block(TIMEOUT);
+            Await.until("the refresh loop reports the ready job", TIMEOUT, () -> {
+                var g = registry.find("riffle.queue.available").tag("queue", "watched").gauge();
+                return g != null && g.value() == 1;
+            });
+            assertThat(registry.find("riffle.queue.available").tag("queue", Q).gauge())
+                    .as("a queue this engine never subscribed to is not reported").isNull();
+        } finally {
+            riffle.close().block(TIMEOUT);
+        }
+    }
+
     private static double gauge(PrometheusMeterRegistry registry, String name) {
         return registry.get(name).tag("queue", Q).gauge().value();
     }

@@ -117,7 +117,16 @@ final class MicrometerBinding<S> implements RiffleMetrics {
 
     private Object meterFor(Key key) {
         Object m = byKey.get(key);
-        return m != null ? m : byKey.computeIfAbsent(key, this::register);
+        if (m != null) {
+            return m;
+        }
+        m = byKey.computeIfAbsent(key, this::register);
+        if (closed) {
+            // Raced with close(): take out what this call may have registered after close emptied the registry.
+            meters.forEach(registry::remove);
+            meters.clear();
+        }
+        return m;
     }
 
     private Object register(Key key) {
