@@ -168,6 +168,22 @@ class MetersIT {
         }
     }
 
+    @Test
+    void aListenReconnectIsCounted(TestDatabase db) {
+        Riffle riffle = RiffleTestKit.startEngine(db, c -> c.meterRegistry(registry).applicationName("meters-listen"));
+        try {
+            assertThat(registry.get("riffle.listener.reconnects").counter().count()).isZero();
+            long killed = db.queryLong("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    + "WHERE application_name LIKE 'meters-listen%' AND query LIKE 'LISTEN%'");
+            assertThat(killed).isEqualTo(1);
+            Await.until("the listener reconnected and was counted", TIMEOUT,
+                    () -> registry.get("riffle.listener.reconnects").counter().count() == 1
+                            && registry.get("riffle.listener.up").gauge().value() == 1);
+        } finally {
+            riffle.close().block(TIMEOUT);
+        }
+    }
+
     private static double gauge(PrometheusMeterRegistry registry, String name) {
         return registry.get(name).tag("queue", Q).gauge().value();
     }

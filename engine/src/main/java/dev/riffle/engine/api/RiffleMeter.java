@@ -36,8 +36,8 @@ public enum RiffleMeter {
             "attempts delivered by this process and not finished", ""),
     /** Enqueue to handler start. */
     PICKUP_LATENCY("riffle.job.pickup", Type.TIMER, "seconds", List.of("queue", "kind"),
-            "first attempts only: the job's created_at (database clock, at enqueue) to its handler's start (this "
-                    + "process's clock); includes a scheduled job's delay", "p99 growing: add workers"),
+            "first attempts under work(...): the job's created_at (database clock, at enqueue) to its handler's "
+                    + "start (this process's clock); includes a scheduled job's delay", "p99 growing: add workers"),
     /** Handler run time under work(...). */
     HANDLER_DURATION("riffle.job.handler", Type.TIMER, "seconds", List.of("queue", "kind"),
             "handler run time under work(...), from subscription to outcome", ""),
