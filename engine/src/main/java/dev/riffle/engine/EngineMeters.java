@@ -1,34 +1,30 @@
 package dev.riffle.engine;
 
-import static dev.riffle.engine.internal.metrics.RiffleMetrics.Meter.counter;
-import static dev.riffle.engine.internal.metrics.RiffleMetrics.Meter.gauge;
-
-import dev.riffle.engine.internal.metrics.RiffleMetrics;
+import dev.riffle.engine.api.RiffleMeter;
+import dev.riffle.engine.internal.metrics.RiffleMetrics.Meter;
 import java.util.List;
 
-/** The engine's meters over {@link RiffleStats} (names in {@link RiffleMetrics}, listed in docs/operations.md). */
+/** The engine's meters read from {@link RiffleStats} (the others are recorded as events; all named in {@link RiffleMeter}). */
 final class EngineMeters {
     private EngineMeters() {}
 
-    static final List<RiffleMetrics.Meter<RiffleStats>> ALL = List.of(
-            counter(RiffleMetrics.CLAIM_BATCHES, "claim statements that claimed jobs", RiffleStats::claimBatches),
-            counter(RiffleMetrics.CLAIMED_JOBS, "jobs claimed", RiffleStats::claimedJobs),
-            counter(RiffleMetrics.EMPTY_CLAIMS, "claim statements that found no job", RiffleStats::emptyClaims),
-            counter(RiffleMetrics.COMPLETION_BATCHES, "completion flushes (one statement and commit each)",
-                    RiffleStats::completionBatches),
-            counter(RiffleMetrics.COMPLETED, "completions accepted", RiffleStats::completed),
-            counter(RiffleMetrics.REJECTED, "completions rejected as stale or already closed", RiffleStats::rejected),
-            counter(RiffleMetrics.STALE_RESCUED, "attempts closed by stale rescue", RiffleStats::staleRescued),
-            counter(RiffleMetrics.DEADLINE_RESCUED, "attempts closed by deadline rescue", RiffleStats::deadlineRescued),
-            counter(RiffleMetrics.PRUNED_SLOTS, "ring slots truncated by prune", RiffleStats::prunedSlots),
-            counter(RiffleMetrics.LEASE_RESCUED, "attempts closed by lease-side rescue", RiffleStats::leaseRescued),
-            counter(RiffleMetrics.CALLBACKS_REGISTERED, "external-wait callbacks registered",
-                    RiffleStats::callbacksRegistered),
-            counter(RiffleMetrics.CALLBACKS_RESUMED, "callbacks resolved through this process",
-                    RiffleStats::callbacksResumed),
-            gauge(RiffleMetrics.LEADER, "1 while this process is the maintenance leader", s -> s.leader() ? 1 : 0),
-            gauge(RiffleMetrics.IN_FLIGHT, "attempts delivered by this process and not finished", RiffleStats::inFlight),
-            gauge(RiffleMetrics.LISTENING, "1 while the LISTEN connection is up", s -> s.listening() ? 1 : 0),
-            gauge(RiffleMetrics.CLAIMS_RUNNING, "claim statements of this process in flight",
-                    RiffleStats::claimsRunning));
+    static final List<Meter<RiffleStats>> ALL = List.of(
+            new Meter<>(RiffleMeter.CLAIM_BATCHES, RiffleStats::claimBatches),
+            new Meter<>(RiffleMeter.CLAIMED_JOBS, RiffleStats::claimedJobs),
+            new Meter<>(RiffleMeter.EMPTY_CLAIMS, RiffleStats::emptyClaims),
+            new Meter<>(RiffleMeter.CLAIM_LOCK_DETOURS, RiffleStats::lockDetours),
+            new Meter<>(RiffleMeter.COMPLETION_BATCHES, RiffleStats::completionBatches),
+            new Meter<>(RiffleMeter.COMPLETED, RiffleStats::completed),
+            new Meter<>(RiffleMeter.CLOSED, RiffleStats::closed),
+            new Meter<>(RiffleMeter.REJECTED, RiffleStats::rejected),
+            new Meter<>(RiffleMeter.STALE_RESCUED, RiffleStats::staleRescued),
+            new Meter<>(RiffleMeter.DEADLINE_RESCUED, RiffleStats::deadlineRescued),
+            new Meter<>(RiffleMeter.PRUNED_SLOTS, RiffleStats::prunedSlots),
+            new Meter<>(RiffleMeter.LEASE_RESCUED, RiffleStats::leaseRescued),
+            new Meter<>(RiffleMeter.CALLBACKS_REGISTERED, RiffleStats::callbacksRegistered),
+            new Meter<>(RiffleMeter.CALLBACKS_RESUMED, RiffleStats::callbacksResumed),
+            new Meter<>(RiffleMeter.LEADER, s -> s.leader() ? 1 : 0),
+            new Meter<>(RiffleMeter.IN_FLIGHT, RiffleStats::inFlight),
+            new Meter<>(RiffleMeter.LISTENING, s -> s.listening() ? 1 : 0),
+            new Meter<>(RiffleMeter.CLAIMS_RUNNING, RiffleStats::claimsRunning));
 }

@@ -46,6 +46,12 @@ public final class Maintenance {
 
     Maintenance(MaintenanceConfig config, Db db, Mono<PostgresqlConnection> direct, String schema, boolean dlqDefault,
                 Scheduler scheduler, Clock clock) {
+        this(config, db, direct, schema, dlqDefault, scheduler, clock,
+                dev.riffle.engine.internal.metrics.Recorder.NONE);
+    }
+
+    Maintenance(MaintenanceConfig config, Db db, Mono<PostgresqlConnection> direct, String schema, boolean dlqDefault,
+                Scheduler scheduler, Clock clock, dev.riffle.engine.internal.metrics.Recorder meters) {
         this.config = config;
         this.db = db;
         this.promoter = new Promoter(db, config.promotionBatch(), config.promotionMaxBatches());
@@ -56,7 +62,7 @@ public final class Maintenance {
             RingMaintainer.Settings ringSettings = new RingMaintainer.Settings(config.pruneLockTimeout(),
                     config.failedRetention(), config.historyRetention(), config.rotationMinInterval(),
                     ring == Ring.CLAIM ? config.claimRotationMaxAge() : config.rotationMaxAge(), config.rotationMaxRows());
-            rings.put(ring, new RingMaintainer(db, ring, ringSettings, clock));
+            rings.put(ring, new RingMaintainer(db, ring, ringSettings, clock, meters));
         }
         this.leadership = config.enabled()
                 ? new Leadership(direct, db.sql(), config.leaderRetry(), config.leaderPing(), scheduler, schema)

@@ -20,6 +20,7 @@ import dev.riffle.engine.internal.enqueue.Enqueuer;
 import dev.riffle.engine.internal.lease.Callbacks;
 import dev.riffle.engine.internal.lease.Heartbeater;
 import dev.riffle.engine.internal.migrate.Migrator;
+import dev.riffle.engine.internal.metrics.QueueGauges;
 import dev.riffle.engine.internal.metrics.RiffleMetrics;
 import dev.riffle.engine.internal.notify.NotifyChannels;
 import dev.riffle.engine.internal.notify.WakeupListener;
@@ -81,6 +82,7 @@ public final class Riffle implements Disposable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Set<ClaimLoop> liveSubscriptions = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final RiffleMetrics metrics;
+    private final QueueGauges queueGauges;
     private final InFlight inFlight;
     private final EngineClock clock;
     private final Maintenance maintenance;
@@ -97,24 +99,27 @@ public final class Riffle implements Disposable {
         this.db = new Db(pool, sql);
         this.scheduler = config.scheduler();
         this.clock = EngineClock.of(config.clock());
+        // First, so every mechanism records into it; the stats meters read lazily, at scrape time.
+        this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), config.clock(), this::stats,
+                EngineMeters.ALL);
         this.inFlight = new InFlight(clock);
         this.enqueuer = new Enqueuer(db, config.maxArgsBytes(), config.argsCodec(), config.copyEnqueueThreshold());
         this.completer = new CompletionBatcher(db, inFlight, config.completionBatchSize(), config.completionWindow(),
-                config.completionFlushConcurrency(), scheduler, clock, config.dlqByDefault());
+                config.completionFlushConcurrency(), scheduler, clock, config.dlqByDefault(), metrics);
         this.advancer = new CursorAdvancer(db, config.cursorAdvanceDelay(), scheduler);
-        this.listener = new WakeupListener(direct, NotifyChannels.of(config.schema()), clock, scheduler);
+        this.listener = new WakeupListener(direct, NotifyChannels.of(config.schema()), clock, scheduler, metrics);
         this.heartbeater = new Heartbeater(db, inFlight, config.maintenance().heartbeatInterval(), scheduler);
         this.callbacks = new Callbacks(db, listener.callbacks(), config.safetyPollInterval(), scheduler,
                 config.maxArgsBytes());
         // Everything a delivered attempt calls back into exists before the first claim can hand one out.
         this.claimer = new Claimer(db, advancer, new AttemptServices(completer, heartbeater, callbacks,
-                retryDelays(config), config.argsCodec()), inFlight,
+                retryDelays(config), config.argsCodec(), metrics), inFlight,
                 clock);
         this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
         this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault(),
-                scheduler, config.clock());
+                scheduler, config.clock(), metrics);
         this.admin = new RiffleAdmin(db, config.applicationName(), maintenance.cron(), config.maintenance());
-        this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), this::stats, EngineMeters.ALL);
+        this.queueGauges = new QueueGauges(db, metrics, config.schema(), config.meterRefreshInterval(), scheduler);
     }
 
     /** The engine-side backoff functions of the configured queues (QueueConfig.backoffFunction). */
@@ -235,6 +240,7 @@ public final class Riffle implements Disposable {
         }
         Set<String> distinct = new LinkedHashSet<>(Arrays.asList(queues));
         String[] qs = distinct.toArray(String[]::new);
+        queueGauges.see(qs);
         Integer[] deadlines = new Integer[qs.length];
         Boolean[] materialize = new Boolean[qs.length];
         int ahead = prefetch;
@@ -293,7 +299,7 @@ public final class Riffle implements Disposable {
             throw new IllegalArgumentException("concurrency must be between 1 and " + MAX_WORK_CONCURRENCY + ", got "
                     + concurrency);
         }
-        HandlerRunner runner = new HandlerRunner(byKind, outcomeFailures);
+        HandlerRunner runner = new HandlerRunner(byKind, outcomeFailures, metrics, clock);
         // Two stages, so a handler's slot is free once its handler finished and its outcome is queued for the
         // batcher, not once that outcome is durable: the first bounds running handlers (and the subscription's
         // demand, hence what is claimed), the second bounds outcomes waiting for durability. A full second stage
@@ -337,6 +343,15 @@ public final class Riffle implements Disposable {
         });
     }
 
+    /**
+     * Refreshes the cached gauges now (per-queue depths of the queues this engine subscribed to, dead tuples per
+     * table), as the periodic refresh every {@link RiffleConfig#meterRefreshInterval()} does; empty without a meter
+     * registry. Cold.
+     */
+    public Mono<Void> refreshMeters() {
+        return queueGauges.refresh();
+    }
+
     /** In-process counters since start. */
     public RiffleStats stats() {
         return new RiffleStats(claimer.claimBatches(), claimer.claimedJobs(), claimer.emptyClaims(),
@@ -373,6 +388,7 @@ public final class Riffle implements Disposable {
                     .then(maintenance.close())
                     .then(Mono.fromRunnable(cancelSignals::dispose))
                     .then(listener.close())
+                    .then(Mono.fromRunnable(queueGauges::close))
                     .then(Mono.fromRunnable(metrics::close))
                     // Only a pool the engine created: the application's factory stays the application's.
                     .then(ownedPool == null ? Mono.<Void>empty() : ownedPool.disposeLater())

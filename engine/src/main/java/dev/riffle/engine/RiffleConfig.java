@@ -91,6 +91,9 @@ import reactor.core.scheduler.Schedulers;
  * @param argsCodec maps typed job args to and from JSON ({@link NewJob.Builder#typedArgs(Object)},
  *                  {@link dev.riffle.engine.api.Job#args(Class)}); null (the default) for JSON strings only
  *                  (docs/args-codec.md)
+ * @param meterRefreshInterval how often the cached gauges (per-queue depths, dead tuples; docs/operations.md) are
+ *                             refreshed by one query, when a {@code meterRegistry} is set; zero for never (default
+ *                             {@link #DEFAULT_METER_REFRESH_INTERVAL})
  */
 public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactory connectionFactory,
                            @Nullable ConnectionFactory listenConnectionFactory, @Nullable DatabaseUrl migrationUrl,
@@ -102,7 +105,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                            Map<String, QueueConfig> queues, boolean dlqByDefault, MaintenanceConfig maintenance,
                            @Nullable Object meterRegistry, Clock clock, Scheduler scheduler,
                            List<CronSchedule> schedules,
-                           @Nullable ArgsCodec argsCodec) {
+                           @Nullable ArgsCodec argsCodec, Duration meterRefreshInterval) {
 
     /** Default schema: {@value}. */
     public static final String DEFAULT_SCHEMA = "riffle";
@@ -118,6 +121,8 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
     public static final int DEFAULT_COMPLETION_FLUSH_CONCURRENCY = 4;
     /** Default poll interval while LISTEN is down: 200 ms. */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
+    /** Default refresh of the cached gauges: 10 s. */
+    public static final Duration DEFAULT_METER_REFRESH_INTERVAL = Duration.ofSeconds(10);
     /** Default poll interval while LISTEN is up: 5 s. */
     public static final Duration DEFAULT_SAFETY_POLL_INTERVAL = Duration.ofSeconds(5);
     /** Default busy retry: 2 ms. */
@@ -204,6 +209,11 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         requirePositive("busyRetryDelay", busyRetryDelay);
         requirePositive("claimLinger", claimLinger);
         requirePositive("cursorAdvanceDelay", cursorAdvanceDelay);
+        Objects.requireNonNull(meterRefreshInterval, "meterRefreshInterval");
+        if (meterRefreshInterval.isNegative()) {
+            throw new IllegalArgumentException("meterRefreshInterval must be zero (never) or positive, got "
+                    + meterRefreshInterval);
+        }
         Objects.requireNonNull(applicationName, "applicationName");
         queues = Map.copyOf(queues);
         Objects.requireNonNull(maintenance, "maintenance");
@@ -312,6 +322,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         private Scheduler scheduler = Schedulers.parallel();
         private final List<CronSchedule> schedules = new ArrayList<>();
         private @Nullable ArgsCodec argsCodec;
+        private Duration meterRefreshInterval = DEFAULT_METER_REFRESH_INTERVAL;
 
         private Builder() {}
 
@@ -540,6 +551,15 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
             return this;
         }
 
+        /**
+         * How often the cached gauges are refreshed, by one query (default
+         * {@link RiffleConfig#DEFAULT_METER_REFRESH_INTERVAL}; zero: never, {@code Riffle.refreshMeters()} only).
+         */
+        public Builder meterRefreshInterval(Duration meterRefreshInterval) {
+            this.meterRefreshInterval = meterRefreshInterval;
+            return this;
+        }
+
         /** The engine's local clock (default {@code Clock.systemUTC()}, elapsed time then by {@code System.nanoTime()}). */
         public Builder clock(Clock clock) {
             this.clock = clock;
@@ -559,7 +579,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                     safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes,
                     copyEnqueueThreshold, workPendingOutcomes, workPrefetch, claimConcurrency, queues, dlqByDefault,
                     maintenance, meterRegistry, clock, scheduler, schedules,
-                    argsCodec);
+                    argsCodec, meterRefreshInterval);
         }
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.riffle.engine.api.RiffleMeter;
 import dev.riffle.engine.internal.metrics.RiffleMetrics;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -21,9 +22,12 @@ import org.junit.jupiter.api.Test;
 class EngineMetersTest {
 
     private static final List<String> COUNTERS = List.of("riffle.claim.batches", "riffle.claim.jobs", "riffle.claim.empty",
-            "riffle.complete.batches", "riffle.complete.accepted", "riffle.complete.rejected", "riffle.rescue.stale",
-            "riffle.rescue.deadline", "riffle.prune.truncated", "riffle.rescue.lease", "riffle.callbacks.registered",
-            "riffle.callbacks.resumed");
+            "riffle.claim.lock_detours", "riffle.complete.batches", "riffle.complete.accepted", "riffle.complete.closed",
+            "riffle.complete.rejected", "riffle.rescue.stale", "riffle.rescue.deadline", "riffle.prune.truncated",
+            "riffle.rescue.lease", "riffle.callbacks.registered", "riffle.callbacks.resumed");
+    /** Event meters without tags of their own: registered at bind, at zero. */
+    private static final List<String> EAGER = List.of("riffle.claim.duration", "riffle.claim.batch.size",
+            "riffle.complete.flush.duration", "riffle.complete.flush.size", "riffle.listener.reconnects");
     private static final List<String> GAUGES = List.of("riffle.maintenance.leader", "riffle.jobs.in_flight",
             "riffle.listener.up", "riffle.claims.running");
 
@@ -59,24 +63,65 @@ class EngineMetersTest {
     }
 
     @Test
-    void documentedNamesMatchTheConstants() {
-        assertThat(List.of(RiffleMetrics.CLAIM_BATCHES, RiffleMetrics.CLAIMED_JOBS, RiffleMetrics.EMPTY_CLAIMS,
-                RiffleMetrics.COMPLETION_BATCHES, RiffleMetrics.COMPLETED, RiffleMetrics.REJECTED,
-                RiffleMetrics.STALE_RESCUED, RiffleMetrics.DEADLINE_RESCUED, RiffleMetrics.PRUNED_SLOTS,
-                RiffleMetrics.LEASE_RESCUED, RiffleMetrics.CALLBACKS_REGISTERED, RiffleMetrics.CALLBACKS_RESUMED))
-                .containsExactlyElementsOf(COUNTERS);
-        assertThat(List.of(RiffleMetrics.LEADER, RiffleMetrics.IN_FLIGHT, RiffleMetrics.LISTENING, RiffleMetrics.CLAIMS_RUNNING))
-                .containsExactlyElementsOf(GAUGES);
+    void theStatsMetersAreTheEnumsCountersAndGaugesWithoutTags() {
+        assertThat(EngineMeters.ALL.stream().map(m -> m.meter().meterName()).toList())
+                .containsExactlyInAnyOrderElementsOf(concat(COUNTERS, GAUGES));
+        for (RiffleMetrics.Meter<RiffleStats> m : EngineMeters.ALL) {
+            assertThat(m.meter().type()).isIn(RiffleMeter.Type.COUNTER, RiffleMeter.Type.GAUGE);
+            assertThat(COUNTERS.contains(m.meter().meterName())).isEqualTo(m.meter().type() == RiffleMeter.Type.COUNTER);
+        }
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> all = new java.util.ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+
+    @Test
+    void aTaggedMeterCannotBeReadFromStats() {
+        assertThatThrownBy(() -> new RiffleMetrics.Meter<RiffleStats>(RiffleMeter.OUTCOMES, s -> 0))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new RiffleMetrics.Meter<RiffleStats>(RiffleMeter.CLAIM_DURATION, s -> 0))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void queueAndKindTagsAreCappedAndFurtherValuesReadOther() {
+        RiffleMetrics m = RiffleMetrics.bind(registry, "s", java.time.Clock.systemUTC(), supplier, EngineMeters.ALL);
+        for (int i = 0; i < RiffleMeter.MAX_TAG_VALUES + 20; i++) {
+            m.record(RiffleMeter.OUTCOMES, 1, "q", "kind" + i, "completed");
+        }
+        m.record(RiffleMeter.OUTCOMES, 1, "q", "kind0", "completed");
+        assertThat(registry.find("riffle.job.outcomes").counters()).hasSize(RiffleMeter.MAX_TAG_VALUES + 1);
+        assertThat(registry.find("riffle.job.outcomes").tag("kind", RiffleMeter.OTHER_TAG_VALUE).counter().count())
+                .isEqualTo(20);
+        assertThat(registry.find("riffle.job.outcomes").tag("kind", "kind0").counter().count()).isEqualTo(2);
+        // Engine-bounded tags are not capped.
+        for (int i = 0; i < RiffleMeter.MAX_TAG_VALUES + 5; i++) {
+            m.record(RiffleMeter.RING_OPERATIONS, 1, "queue", "prune", "o" + i);
+        }
+        assertThat(registry.find("riffle.ring.operations").counters()).hasSize(RiffleMeter.MAX_TAG_VALUES + 5);
+    }
+
+    @Test
+    void aRecordWithTheWrongTagCountIsIgnoredNotThrown() {
+        RiffleMetrics m = RiffleMetrics.bind(registry, "s", java.time.Clock.systemUTC(), supplier, EngineMeters.ALL);
+        assertThatCode(() -> m.record(RiffleMeter.OUTCOMES, 1, "q")).doesNotThrowAnyException();
+        assertThat(registry.find("riffle.job.outcomes").counters()).isEmpty();
     }
 
     @Test
     void bindRegistersEveryMeterTaggedWithTheSchema() {
-        RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
+        RiffleMetrics.bind(registry, "s", java.time.Clock.systemUTC(), supplier, EngineMeters.ALL);
 
-        assertThat(registry.getMeters()).hasSize(COUNTERS.size() + GAUGES.size());
+        assertThat(registry.getMeters()).hasSize(COUNTERS.size() + GAUGES.size() + EAGER.size());
         for (Meter m : registry.getMeters()) {
             assertThat(m.getId().getTags()).as(m.getId().getName()).containsExactly(Tag.of("schema", "s"));
             assertThat(m.getId().getDescription()).as(m.getId().getName()).isNotBlank();
+        }
+        for (String name : EAGER) {
+            assertThat(registry.find(name).meter()).as(name).isNotNull();
         }
         for (String name : COUNTERS) {
             assertThat(registry.find(name).functionCounter()).as(name).isNotNull();
@@ -88,74 +133,75 @@ class EngineMetersTest {
 
     @Test
     void metersReadTheMatchingStatsField() {
-        RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
+        RiffleMetrics.bind(registry, "s", java.time.Clock.systemUTC(), supplier, EngineMeters.ALL);
         current.set(stats(100, 7, true, true));
 
-        assertThat(counter(RiffleMetrics.CLAIM_BATCHES)).isEqualTo(101);
-        assertThat(counter(RiffleMetrics.CLAIMED_JOBS)).isEqualTo(102);
-        assertThat(counter(RiffleMetrics.EMPTY_CLAIMS)).isEqualTo(103);
-        assertThat(counter(RiffleMetrics.COMPLETION_BATCHES)).isEqualTo(104);
-        assertThat(counter(RiffleMetrics.COMPLETED)).isEqualTo(105);
-        // field 6 is closed (non-success outcomes), which has no meter of its own
-        assertThat(counter(RiffleMetrics.REJECTED)).isEqualTo(107);
-        assertThat(counter(RiffleMetrics.STALE_RESCUED)).isEqualTo(108);
-        assertThat(counter(RiffleMetrics.DEADLINE_RESCUED)).isEqualTo(109);
-        assertThat(counter(RiffleMetrics.PRUNED_SLOTS)).isEqualTo(110);
-        assertThat(counter(RiffleMetrics.LEASE_RESCUED)).isEqualTo(111);
-        assertThat(counter(RiffleMetrics.CALLBACKS_REGISTERED)).isEqualTo(112);
-        assertThat(counter(RiffleMetrics.CALLBACKS_RESUMED)).isEqualTo(113);
-        assertThat(gauge(RiffleMetrics.IN_FLIGHT)).isEqualTo(7);
-        assertThat(gauge(RiffleMetrics.LEADER)).isEqualTo(1);
-        assertThat(gauge(RiffleMetrics.LISTENING)).isEqualTo(1);
-        assertThat(gauge(RiffleMetrics.CLAIMS_RUNNING)).isEqualTo(115);
+        assertThat(counter(RiffleMeter.CLAIM_BATCHES.meterName())).isEqualTo(101);
+        assertThat(counter(RiffleMeter.CLAIMED_JOBS.meterName())).isEqualTo(102);
+        assertThat(counter(RiffleMeter.EMPTY_CLAIMS.meterName())).isEqualTo(103);
+        assertThat(counter(RiffleMeter.CLAIM_LOCK_DETOURS.meterName())).isEqualTo(114);
+        assertThat(counter(RiffleMeter.COMPLETION_BATCHES.meterName())).isEqualTo(104);
+        assertThat(counter(RiffleMeter.COMPLETED.meterName())).isEqualTo(105);
+        assertThat(counter(RiffleMeter.CLOSED.meterName())).isEqualTo(106);
+        assertThat(counter(RiffleMeter.REJECTED.meterName())).isEqualTo(107);
+        assertThat(counter(RiffleMeter.STALE_RESCUED.meterName())).isEqualTo(108);
+        assertThat(counter(RiffleMeter.DEADLINE_RESCUED.meterName())).isEqualTo(109);
+        assertThat(counter(RiffleMeter.PRUNED_SLOTS.meterName())).isEqualTo(110);
+        assertThat(counter(RiffleMeter.LEASE_RESCUED.meterName())).isEqualTo(111);
+        assertThat(counter(RiffleMeter.CALLBACKS_REGISTERED.meterName())).isEqualTo(112);
+        assertThat(counter(RiffleMeter.CALLBACKS_RESUMED.meterName())).isEqualTo(113);
+        assertThat(gauge(RiffleMeter.IN_FLIGHT.meterName())).isEqualTo(7);
+        assertThat(gauge(RiffleMeter.LEADER.meterName())).isEqualTo(1);
+        assertThat(gauge(RiffleMeter.LISTENING.meterName())).isEqualTo(1);
+        assertThat(gauge(RiffleMeter.CLAIMS_RUNNING.meterName())).isEqualTo(115);
     }
 
     @Test
     void valuesFollowTheSupplier() {
-        RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
-        assertThat(counter(RiffleMetrics.CLAIMED_JOBS)).isEqualTo(2);
-        assertThat(gauge(RiffleMetrics.LEADER)).isZero();
-        assertThat(gauge(RiffleMetrics.LISTENING)).isZero();
+        RiffleMetrics.bind(registry, "s", java.time.Clock.systemUTC(), supplier, EngineMeters.ALL);
+        assertThat(counter(RiffleMeter.CLAIMED_JOBS.meterName())).isEqualTo(2);
+        assertThat(gauge(RiffleMeter.LEADER.meterName())).isZero();
+        assertThat(gauge(RiffleMeter.LISTENING.meterName())).isZero();
 
         current.set(stats(5000, 3, true, false));
-        assertThat(counter(RiffleMetrics.CLAIMED_JOBS)).isEqualTo(5002);
-        assertThat(gauge(RiffleMetrics.IN_FLIGHT)).isEqualTo(3);
-        assertThat(gauge(RiffleMetrics.LISTENING)).isEqualTo(1);
-        assertThat(gauge(RiffleMetrics.LEADER)).isZero();
+        assertThat(counter(RiffleMeter.CLAIMED_JOBS.meterName())).isEqualTo(5002);
+        assertThat(gauge(RiffleMeter.IN_FLIGHT.meterName())).isEqualTo(3);
+        assertThat(gauge(RiffleMeter.LISTENING.meterName())).isEqualTo(1);
+        assertThat(gauge(RiffleMeter.LEADER.meterName())).isZero();
 
         current.set(stats(5000, 0, false, true));
-        assertThat(gauge(RiffleMetrics.LISTENING)).isZero();
-        assertThat(gauge(RiffleMetrics.LEADER)).isEqualTo(1);
+        assertThat(gauge(RiffleMeter.LISTENING.meterName())).isZero();
+        assertThat(gauge(RiffleMeter.LEADER.meterName())).isEqualTo(1);
     }
 
     @Test
     void twoSchemasShareARegistry() {
-        RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
-        RiffleMetrics.bind(registry, "t", () -> stats(900, 0, false, false), EngineMeters.ALL);
+        RiffleMetrics.bind(registry, "s", java.time.Clock.systemUTC(), supplier, EngineMeters.ALL);
+        RiffleMetrics.bind(registry, "t", java.time.Clock.systemUTC(), () -> stats(900, 0, false, false), EngineMeters.ALL);
 
-        assertThat(counter(RiffleMetrics.CLAIMED_JOBS)).isEqualTo(2);
-        assertThat(registry.find(RiffleMetrics.CLAIMED_JOBS).tag("schema", "t").functionCounter().count()).isEqualTo(902);
+        assertThat(counter(RiffleMeter.CLAIMED_JOBS.meterName())).isEqualTo(2);
+        assertThat(registry.find(RiffleMeter.CLAIMED_JOBS.meterName()).tag("schema", "t").functionCounter().count()).isEqualTo(902);
     }
 
     @Test
     void closeRemovesOnlyItsOwnMeters() {
-        RiffleMetrics mine = RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
-        RiffleMetrics other = RiffleMetrics.bind(registry, "t", supplier, EngineMeters.ALL);
-        int each = COUNTERS.size() + GAUGES.size();
+        RiffleMetrics mine = RiffleMetrics.bind(registry, "s", java.time.Clock.systemUTC(), supplier, EngineMeters.ALL);
+        RiffleMetrics other = RiffleMetrics.bind(registry, "t", java.time.Clock.systemUTC(), supplier, EngineMeters.ALL);
+        int each = COUNTERS.size() + GAUGES.size() + EAGER.size();
         assertThat(registry.getMeters()).hasSize(2 * each);
 
         mine.close();
 
         assertThat(registry.getMeters()).hasSize(each);
-        assertThat(registry.find(RiffleMetrics.CLAIMED_JOBS).tag("schema", "s").functionCounter()).isNull();
-        assertThat(registry.find(RiffleMetrics.CLAIMED_JOBS).tag("schema", "t").functionCounter()).isNotNull();
+        assertThat(registry.find(RiffleMeter.CLAIMED_JOBS.meterName()).tag("schema", "s").functionCounter()).isNull();
+        assertThat(registry.find(RiffleMeter.CLAIMED_JOBS.meterName()).tag("schema", "t").functionCounter()).isNotNull();
         other.close();
         assertThat(registry.getMeters()).isEmpty();
     }
 
     @Test
     void nullRegistryIsANoOp() {
-        RiffleMetrics none = RiffleMetrics.bind(null, "s", () -> {
+        RiffleMetrics none = RiffleMetrics.bind(null, "s", java.time.Clock.systemUTC(), () -> {
             throw new AssertionError("the no-op binding must never read stats");
         }, EngineMeters.ALL);
         assertThat(none).isNotNull();
@@ -165,7 +211,7 @@ class EngineMetersTest {
 
     @Test
     void nonRegistryObjectIsRejected() {
-        assertThatThrownBy(() -> RiffleMetrics.bind("not a registry", "s", supplier, EngineMeters.ALL))
+        assertThatThrownBy(() -> RiffleMetrics.bind("not a registry", "s", java.time.Clock.systemUTC(), supplier, EngineMeters.ALL))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("MeterRegistry")
                 .hasMessageContaining("java.lang.String");
@@ -181,15 +227,15 @@ class EngineMetersTest {
         }
 
         live.set(stats(1000, 4, true, true));
-        assertThat(counter(RiffleMetrics.CLAIMED_JOBS)).isEqualTo(1002);
-        assertThat(gauge(RiffleMetrics.IN_FLIGHT)).isEqualTo(4);
+        assertThat(counter(RiffleMeter.CLAIMED_JOBS.meterName())).isEqualTo(1002);
+        assertThat(gauge(RiffleMeter.IN_FLIGHT.meterName())).isEqualTo(4);
         assertThat(held).isNotNull();
     }
 
     /** Binds as Riffle does: it keeps the binding, but the supplier is a fresh method reference nobody else holds. */
     private WeakReference<Supplier<RiffleStats>> bindLikeRiffle(AtomicReference<RiffleStats> live) {
         Supplier<RiffleStats> s = live::get;
-        held = RiffleMetrics.bind(registry, "s", s, EngineMeters.ALL);
+        held = RiffleMetrics.bind(registry, "s", java.time.Clock.systemUTC(), s, EngineMeters.ALL);
         return new WeakReference<>(s);
     }
 
@@ -197,10 +243,11 @@ class EngineMetersTest {
     void everyCounterIsMonotonicInStats() {
         // A counter must only ever be fed cumulative totals; pin which RiffleStats accessors the counters use.
         List<ToDoubleFunction<RiffleStats>> cumulative = List.of(RiffleStats::claimBatches, RiffleStats::claimedJobs,
-                RiffleStats::emptyClaims, RiffleStats::completionBatches, RiffleStats::completed, RiffleStats::rejected,
+                RiffleStats::emptyClaims, RiffleStats::lockDetours, RiffleStats::completionBatches,
+                RiffleStats::completed, RiffleStats::closed, RiffleStats::rejected,
                 RiffleStats::staleRescued, RiffleStats::deadlineRescued, RiffleStats::prunedSlots,
                 RiffleStats::leaseRescued, RiffleStats::callbacksRegistered, RiffleStats::callbacksResumed);
-        RiffleMetrics.bind(registry, "s", supplier, EngineMeters.ALL);
+        RiffleMetrics.bind(registry, "s", java.time.Clock.systemUTC(), supplier, EngineMeters.ALL);
         RiffleStats now = stats(40, 1, true, true);
         current.set(now);
         for (int i = 0; i < COUNTERS.size(); i++) {

@@ -246,7 +246,7 @@ class RiffleConfigTest {
                 ok.completionFlushConcurrency(), ok.pollInterval(), ok.safetyPollInterval(), ok.busyRetryDelay(),
                 ok.claimLinger(), ok.cursorAdvanceDelay(), ok.maxArgsBytes(), ok.copyEnqueueThreshold(), ok.workPendingOutcomes(),
                 ok.workPrefetch(), ok.claimConcurrency(), ok.queues(), ok.dlqByDefault(), ok.maintenance(),
-                "not a registry", ok.clock(), ok.scheduler(), ok.schedules(), null))
+                "not a registry", ok.clock(), ok.scheduler(), ok.schedules(), null, ok.meterRefreshInterval()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("meterRegistry must be an io.micrometer.core.instrument.MeterRegistry");
     }

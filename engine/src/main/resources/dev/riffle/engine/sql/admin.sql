@@ -151,3 +151,67 @@ SELECT queue FROM ${schema}.queue_meta
  UNION SELECT DISTINCT queue FROM ${schema}.deferred_jobs
  UNION SELECT DISTINCT queue FROM ${schema}.dlq_entries
  ORDER BY 1
+
+-- name: meter_queue_gauges
+-- The cached per-queue gauges (RiffleMeter.QUEUE_*): the counts statement's reads for many queues at once, plus DLQ
+-- depth and the oldest available job's age. Run by the meter refresh, never per scrape.
+WITH qs AS (
+    SELECT DISTINCT q AS queue FROM unnest($1::text[]) AS q
+),
+heads AS MATERIALIZED (
+    SELECT h.queue, h.priority, h.enqueue_shard, ${schema}.seq_next(h.seq_name) AS cursor
+      FROM ${schema}.queue_claim_heads h
+     WHERE h.queue = ANY($1::text[])
+),
+avail AS (
+    SELECT r.queue, count(*) AS n, min(r.run_at) AS oldest
+      FROM ${schema}.ready_entries r
+      JOIN heads h ON h.queue = r.queue AND h.priority = r.priority AND h.enqueue_shard = r.enqueue_shard
+     WHERE r.queue = ANY($1::text[]) AND r.lane_seq >= h.cursor
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.ready_tombstones t
+                        WHERE t.ready_slot = r.ready_slot AND t.ready_generation = r.ready_generation
+                          AND t.queue = r.queue AND t.priority = r.priority AND t.enqueue_shard = r.enqueue_shard
+                          AND t.lane_seq = r.lane_seq)
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.ready_claim_attempt_batches e
+                        WHERE e.ready_slot = r.ready_slot AND e.ready_generation = r.ready_generation
+                          AND e.queue = r.queue AND e.priority = r.priority AND e.enqueue_shard = r.enqueue_shard
+                          AND e.first_lane_seq <= r.lane_seq AND e.next_lane_seq > r.lane_seq
+                          AND e.lane_ranges @> r.lane_seq)
+     GROUP BY r.queue
+),
+open_claims AS (
+    SELECT b.queue, count(*) AS n
+      FROM ${schema}.lease_claim_batches b
+     CROSS JOIN LATERAL unnest(b.receipt_ids) AS i(receipt_id)
+     WHERE b.queue = ANY($1::text[])
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.lease_claim_closure_batches c
+                        WHERE c.claim_slot = b.claim_slot AND c.receipt_ranges @> i.receipt_id)
+     GROUP BY b.queue
+),
+deferred AS (
+    SELECT queue, count(*) AS n FROM ${schema}.deferred_jobs WHERE queue = ANY($1::text[]) GROUP BY queue
+),
+dlq AS (
+    SELECT queue, count(*) AS n FROM ${schema}.dlq_entries WHERE queue = ANY($1::text[]) GROUP BY queue
+)
+SELECT qs.queue,
+       coalesce(avail.n, 0) AS available,
+       coalesce(open_claims.n, 0) AS running,
+       coalesce(deferred.n, 0) AS deferred,
+       coalesce(dlq.n, 0) AS dlq,
+       greatest(0, coalesce(extract(epoch FROM clock_timestamp() - avail.oldest), 0))::float8 AS oldest_age_seconds
+  FROM qs
+  LEFT JOIN avail ON avail.queue = qs.queue
+  LEFT JOIN open_claims ON open_claims.queue = qs.queue
+  LEFT JOIN deferred ON deferred.queue = qs.queue
+  LEFT JOIN dlq ON dlq.queue = qs.queue
+
+-- name: meter_dead_tuples
+-- Dead tuples per table of the schema from the statistics collector (cold: no table is read), partitions summed
+-- into their partitioned parent (a ring).
+SELECT coalesce(p.relname, s.relname)::text AS table_name, sum(s.n_dead_tup)::bigint AS dead
+  FROM pg_stat_user_tables s
+  LEFT JOIN pg_inherits i ON i.inhrelid = s.relid
+  LEFT JOIN pg_class p ON p.oid = i.inhparent
+ WHERE s.schemaname = $1
+ GROUP BY 1

@@ -61,6 +61,7 @@ final class RiffleConfigs {
                 .completionWindow(p.getCompletionWindow())
                 .pollInterval(p.getPollInterval())
                 .safetyPollInterval(p.getSafetyPollInterval())
+                .meterRefreshInterval(p.getMeterRefreshInterval())
                 .maxArgsBytes(p.getMaxArgsBytes())
                 .copyEnqueueThreshold(p.getCopyEnqueueThreshold())
                 .workPrefetch(p.isWorkPrefetch())

@@ -58,6 +58,9 @@ public class RiffleProperties {
     /** Poll interval of an idle subscription while LISTEN is up (a missed notification costs at most this). */
     private Duration safetyPollInterval = Duration.ofSeconds(5);
 
+    /** How often the cached gauges (queue depths, dead tuples) are refreshed when a MeterRegistry is bound; 0: never. */
+    private Duration meterRefreshInterval = Duration.ofSeconds(10);
+
     /** Largest accepted args JSON, in UTF-8 bytes. */
     private int maxArgsBytes = 262144;
 
@@ -199,6 +202,16 @@ public class RiffleProperties {
     /** See {@link #safetyPollInterval}. */
     public void setSafetyPollInterval(Duration safetyPollInterval) {
         this.safetyPollInterval = safetyPollInterval;
+    }
+
+    /** See {@link #meterRefreshInterval}. */
+    public Duration getMeterRefreshInterval() {
+        return meterRefreshInterval;
+    }
+
+    /** See {@link #meterRefreshInterval}. */
+    public void setMeterRefreshInterval(Duration meterRefreshInterval) {
+        this.meterRefreshInterval = meterRefreshInterval;
     }
 
     /** See {@link #maxArgsBytes}. */

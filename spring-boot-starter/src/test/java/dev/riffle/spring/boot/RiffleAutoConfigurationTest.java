@@ -34,6 +34,7 @@ class RiffleAutoConfigurationTest {
         TestApps.runner(db).withPropertyValues(
                         "riffle.pool-size=7", "riffle.application-name=shop", "riffle.max-claim-batch=64",
                         "riffle.completion-window=3ms", "riffle.poll-interval=150ms", "riffle.safety-poll-interval=2s",
+                        "riffle.meter-refresh-interval=30s",
                         "riffle.max-args-bytes=1024", "riffle.copy-enqueue-threshold=500", "riffle.work-prefetch=false", "riffle.claim-concurrency=3",
                         "riffle.dlq-by-default=false", "riffle.maintenance.history-retention=10m",
                         "riffle.maintenance.stale-after=2m", "riffle.maintenance.heartbeat-interval=20s",
@@ -53,6 +54,7 @@ class RiffleAutoConfigurationTest {
                     assertThat(c.completionWindow()).isEqualTo(Duration.ofMillis(3));
                     assertThat(c.pollInterval()).isEqualTo(Duration.ofMillis(150));
                     assertThat(c.safetyPollInterval()).isEqualTo(Duration.ofSeconds(2));
+                    assertThat(c.meterRefreshInterval()).isEqualTo(Duration.ofSeconds(30));
                     assertThat(c.maxArgsBytes()).isEqualTo(1024);
                     assertThat(c.copyEnqueueThreshold()).isEqualTo(500);
                     assertThat(c.workPrefetch()).isFalse();

@@ -25,6 +25,7 @@ class RiffleDefaultsTest {
         assertThat(p.getCompletionWindow()).isEqualTo(RiffleConfig.DEFAULT_COMPLETION_WINDOW);
         assertThat(p.getPollInterval()).isEqualTo(RiffleConfig.DEFAULT_POLL_INTERVAL);
         assertThat(p.getSafetyPollInterval()).isEqualTo(RiffleConfig.DEFAULT_SAFETY_POLL_INTERVAL);
+        assertThat(p.getMeterRefreshInterval()).isEqualTo(RiffleConfig.DEFAULT_METER_REFRESH_INTERVAL);
         assertThat(p.getMaxArgsBytes()).isEqualTo(RiffleConfig.DEFAULT_MAX_ARGS_BYTES);
         assertThat(p.getCopyEnqueueThreshold()).isEqualTo(RiffleConfig.DEFAULT_COPY_ENQUEUE_THRESHOLD);
         assertThat(p.getClaimConcurrency()).isEqualTo(RiffleConfig.DEFAULT_CLAIM_CONCURRENCY);

@@ -6,10 +6,18 @@ import org.jspecify.annotations.Nullable;
 /**
  * The mechanisms a delivered attempt calls back into, built before the claimer and handed to every
  * {@link ClaimedJob} at construction (so no attempt ever exists half-wired): the closer, the progress writer, the
- * callback registrar, the engine-side retry delays and the configured args codec (null for none).
+ * callback registrar, the engine-side retry delays, the configured args codec (null for none) and
+ * the meter recorder.
  */
 public record AttemptServices(AttemptCloser closer, ProgressWriter progress, CallbackRegistrar callbacks,
-                              RetryDelays retryDelays, @Nullable ArgsCodec argsCodec) {
+                              RetryDelays retryDelays, @Nullable ArgsCodec argsCodec,
+                              dev.riffle.engine.internal.metrics.Recorder meters) {
+
+    /** Services that record no meters. */
+    public AttemptServices(AttemptCloser closer, ProgressWriter progress, CallbackRegistrar callbacks,
+                           RetryDelays retryDelays, @Nullable ArgsCodec argsCodec) {
+        this(closer, progress, callbacks, retryDelays, argsCodec, dev.riffle.engine.internal.metrics.Recorder.NONE);
+    }
 
     /** Services without engine-side backoff functions or args codec. */
     public AttemptServices(AttemptCloser closer, ProgressWriter progress, CallbackRegistrar callbacks) {

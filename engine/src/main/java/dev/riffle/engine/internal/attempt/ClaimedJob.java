@@ -123,14 +123,55 @@ public final class ClaimedJob implements Job {
 
     @Override
     public Mono<Void> complete() {
-        return Mono.defer(() -> services.closer().finish(receipt, JobOutcome.complete(), leased));
+        return metered(JobOutcome.complete(), Mono.defer(() -> services.closer().finish(receipt, JobOutcome.complete(),
+                leased)));
     }
 
     @Override
     public Mono<Void> finish(JobOutcome outcome) {
         java.util.Objects.requireNonNull(outcome, "outcome");
-        return Mono.defer(() -> services.closer().finish(receipt,
-                services.retryDelays().apply(outcome, queue, attempt), leased));
+        return Mono.defer(() -> {
+            JobOutcome applied = services.retryDelays().apply(outcome, queue, attempt);
+            return metered(applied, services.closer().finish(receipt, applied, leased));
+        });
+    }
+
+    /** Counts the outcome once its write is settled (RiffleMeter.OUTCOMES), and a success's end-to-end latency. */
+    private Mono<Void> metered(@Nullable JobOutcome o, Mono<Void> write) {
+        dev.riffle.engine.internal.metrics.Recorder meters = services.meters();
+        if (!meters.enabled()) {
+            return write;
+        }
+        return write.doOnSuccess(v -> {
+            meters.record(dev.riffle.engine.api.RiffleMeter.OUTCOMES, 1, queue, kind, outcomeTag(o));
+            if (o instanceof JobOutcome.Complete) {
+                meters.record(dev.riffle.engine.api.RiffleMeter.END_TO_END_LATENCY, meters.nanosSince(createdAt),
+                        queue, kind);
+            }
+        }).doOnError(e -> {
+            if (e instanceof dev.riffle.engine.api.AttemptRejectedException) {
+                meters.record(dev.riffle.engine.api.RiffleMeter.OUTCOMES, 1, queue, kind, "rejected");
+            }
+        });
+    }
+
+    private String outcomeTag(@Nullable JobOutcome o) {
+        if (o == null) {
+            return "released";
+        }
+        if (o instanceof JobOutcome.Retry) {
+            return attempt >= maxAttempts ? "failed" : "retried";
+        }
+        if (o instanceof JobOutcome.Snooze) {
+            return "snoozed";
+        }
+        if (o instanceof JobOutcome.Fail) {
+            return "failed";
+        }
+        if (o instanceof JobOutcome.Cancel) {
+            return "cancelled";
+        }
+        return "completed";
     }
 
     @Override
@@ -156,7 +197,7 @@ public final class ClaimedJob implements Job {
 
     /** Gives the attempt back unconsumed; for attempts that were never handed to a handler. */
     public Mono<Void> release() {
-        return Mono.defer(() -> services.closer().release(receipt, leased));
+        return metered(null, Mono.defer(() -> services.closer().release(receipt, leased)));
     }
 
     @Override

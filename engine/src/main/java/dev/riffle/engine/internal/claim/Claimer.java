@@ -72,8 +72,10 @@ public final class Claimer {
                     running.decrementAndGet();
                 }
             };
+            long started = clock.nanos();
             return claimWithDetour(queues, deadlineSecs, materialize, max)
                     .doOnSuccess(r -> countDown.run())
+                    .doOnSuccess(r -> ClaimMeters.claimed(services.meters(), clock.nanos() - started, r))
                     .doOnError(e -> countDown.run())
                     .doOnCancel(countDown);
         });
@@ -176,6 +178,18 @@ public final class Claimer {
 
     private static Instant instantOfMicros(long micros) {
         return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
+    }
+
+    /** The claim meters (RiffleMeter.CLAIM_DURATION, CLAIM_BATCH_SIZE). */
+    private static final class ClaimMeters {
+        static void claimed(dev.riffle.engine.internal.metrics.Recorder meters, long nanos, @Nullable Result r) {
+            if (meters.enabled()) {
+                meters.record(dev.riffle.engine.api.RiffleMeter.CLAIM_DURATION, nanos);
+                if (r != null && !r.jobs().isEmpty()) {
+                    meters.record(dev.riffle.engine.api.RiffleMeter.CLAIM_BATCH_SIZE, r.jobs().size());
+                }
+            }
+        }
     }
 
     /** Claim statements that claimed something (each wrote one claim batch row). */

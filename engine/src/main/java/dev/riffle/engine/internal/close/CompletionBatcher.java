@@ -66,6 +66,8 @@ public final class CompletionBatcher implements AttemptCloser {
     private final Sinks.Empty<Void> terminated = Sinks.empty();
     private final Outage outage;
     private final boolean dlqDefault;
+    private final EngineClock clock;
+    private final dev.riffle.engine.internal.metrics.Recorder meters;
     private volatile boolean shutdown;
     /** Set when the engine gives up on buffered outcomes: transient flush failures are no longer retried. */
     private volatile boolean abandoned;
@@ -76,6 +78,15 @@ public final class CompletionBatcher implements AttemptCloser {
      */
     public CompletionBatcher(Db db, InFlight inFlight, int batchSize, Duration window, int flushConcurrency, Scheduler timer,
                              EngineClock clock, boolean dlqDefault) {
+        this(db, inFlight, batchSize, window, flushConcurrency, timer, clock, dlqDefault,
+                dev.riffle.engine.internal.metrics.Recorder.NONE);
+    }
+
+    /** Creates the batcher, recording flush duration and size to {@code meters}. */
+    public CompletionBatcher(Db db, InFlight inFlight, int batchSize, Duration window, int flushConcurrency, Scheduler timer,
+                             EngineClock clock, boolean dlqDefault, dev.riffle.engine.internal.metrics.Recorder meters) {
+        this.clock = clock;
+        this.meters = meters;
         this.db = db;
         this.inFlight = inFlight;
         this.batchSize = batchSize;
@@ -184,7 +195,14 @@ public final class CompletionBatcher implements AttemptCloser {
         flushes.incrementAndGet();
         Mono<Void> a = completes.isEmpty() ? Mono.empty() : send(completes, true);
         Mono<Void> b = closes.isEmpty() ? Mono.empty() : send(closes, false);
-        return Mono.when(a, b);
+        if (!meters.enabled()) {
+            return Mono.when(a, b);
+        }
+        long started = clock.nanos();
+        return Mono.when(a, b).doOnSuccess(v -> {
+            meters.record(dev.riffle.engine.api.RiffleMeter.FLUSH_DURATION, clock.nanos() - started);
+            meters.record(dev.riffle.engine.api.RiffleMeter.FLUSH_BATCH_SIZE, batch.size());
+        });
     }
 
     private Mono<Void> send(List<Pending> items, boolean complete) {

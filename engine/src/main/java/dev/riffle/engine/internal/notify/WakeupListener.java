@@ -43,6 +43,12 @@ public final class WakeupListener {
      */
     public WakeupListener(Mono<PostgresqlConnection> sessions, NotifyChannels channels, EngineClock clock,
                           Scheduler scheduler) {
+        this(sessions, channels, clock, scheduler, dev.riffle.engine.internal.metrics.Recorder.NONE);
+    }
+
+    /** As above, counting reconnects (RiffleMeter.LISTENER_RECONNECTS) in {@code meters}. */
+    public WakeupListener(Mono<PostgresqlConnection> sessions, NotifyChannels channels, EngineClock clock,
+                          Scheduler scheduler, dev.riffle.engine.internal.metrics.Recorder meters) {
         String readyChannel = channels.ready();
         String cancelChannel = channels.cancel();
         String callbackChannel = channels.callback();
@@ -58,6 +64,7 @@ public final class WakeupListener {
                                             long since = downSinceNanos;
                                             if (since != 0) {
                                                 downSinceNanos = 0;
+                                                meters.record(dev.riffle.engine.api.RiffleMeter.LISTENER_RECONNECTS, 1);
                                                 log.info("wake-up listener reconnected after {} ms", (clock.nanos() - since) / 1_000_000);
                                             } else {
                                                 log.debug("listening on {}", channel);

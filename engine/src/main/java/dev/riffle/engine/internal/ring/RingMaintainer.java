@@ -61,6 +61,7 @@ public final class RingMaintainer {
     private final long maxRows;
     private final Clock clock;
     private final AtomicLong pruned = new AtomicLong();
+    private final dev.riffle.engine.internal.metrics.Recorder meters;
     private volatile @Nullable RotateOutcome lastRotate;
     private volatile @Nullable PruneOutcome lastPrune;
     private volatile @Nullable Instant lastPruneAt;
@@ -69,6 +70,13 @@ public final class RingMaintainer {
 
     /** Creates the maintainer of {@code ring}. */
     public RingMaintainer(Db db, Ring ring, Settings settings, Clock clock) {
+        this(db, ring, settings, clock, dev.riffle.engine.internal.metrics.Recorder.NONE);
+    }
+
+    /** As above, counting rotations and prunes by outcome (RiffleMeter.RING_OPERATIONS) in {@code meters}. */
+    public RingMaintainer(Db db, Ring ring, Settings settings, Clock clock,
+                          dev.riffle.engine.internal.metrics.Recorder meters) {
+        this.meters = meters;
         this.db = db;
         this.ring = ring;
         this.lockTimeout = Math.max(1, settings.pruneLockTimeout().toMillis()) + "ms";
@@ -87,7 +95,7 @@ public final class RingMaintainer {
     /** One rotation attempt, whatever the cadence (rotation by hand): only the busy and idle gates apply. */
     public Mono<RotateOutcome> rotateOnce() {
         return db.query("rotate", st -> st.bind("$1", ring.sqlName()), row -> row.get("outcome", String.class))
-                .single().map(RotateOutcome::parse).doOnNext(o -> lastRotate = o);
+                .single().map(RotateOutcome::parse).doOnNext(this::rotated);
     }
 
     /** The loop's rotation offer: taken only when the current slot is due ({@link RotateOutcome#SKIPPED_NOT_DUE}). */
@@ -95,7 +103,13 @@ public final class RingMaintainer {
         return db.query("rotate_when_due", st -> st.bind("$1", ring.sqlName()).bind("$2", minIntervalSecs)
                                 .bind("$3", maxAgeSecs).bind("$4", maxRows),
                         row -> row.get("outcome", String.class))
-                .single().map(RotateOutcome::parse).doOnNext(o -> lastRotate = o);
+                .single().map(RotateOutcome::parse).doOnNext(this::rotated);
+    }
+
+    private void rotated(RotateOutcome o) {
+        lastRotate = o;
+        meters.record(dev.riffle.engine.api.RiffleMeter.RING_OPERATIONS, 1, ring.sqlName(), "rotate",
+                o.name().toLowerCase(java.util.Locale.ROOT));
     }
 
     /** One prune attempt of the slot rotation needs next, ignoring back-off and cadence; keeps the history floor. */
@@ -106,6 +120,8 @@ public final class RingMaintainer {
                 .single().map(PruneOutcome::parse)
                 .doOnNext(o -> {
                     lastPrune = o;
+                    meters.record(dev.riffle.engine.api.RiffleMeter.RING_OPERATIONS, 1, ring.sqlName(), "prune",
+                            o.name().toLowerCase(java.util.Locale.ROOT));
                     lastPruneAt = clock.instant();
                     if (o == PruneOutcome.PRUNED) {
                         pruned.incrementAndGet();

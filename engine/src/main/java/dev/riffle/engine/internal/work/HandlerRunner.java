@@ -6,6 +6,9 @@ import dev.riffle.engine.api.JobHandler;
 import dev.riffle.engine.api.JobOutcome;
 import dev.riffle.engine.api.JobResult;
 import dev.riffle.engine.api.RiffleShutdownException;
+import dev.riffle.engine.api.RiffleMeter;
+import dev.riffle.engine.internal.metrics.Recorder;
+import dev.riffle.engine.internal.time.EngineClock;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -22,11 +25,20 @@ import reactor.core.publisher.Mono;
 public final class HandlerRunner {
     private final Map<String, JobHandler> handlers;
     private final OutcomeFailures outcomes;
+    private final Recorder meters;
+    private final EngineClock clock;
 
     /** Runs jobs through {@code handlers}, by kind, reporting unrecorded outcomes to the engine-wide {@code outcomes}. */
     public HandlerRunner(Map<String, JobHandler> handlers, OutcomeFailures outcomes) {
+        this(handlers, outcomes, Recorder.NONE, EngineClock.system());
+    }
+
+    /** As above, recording pickup latency and handler duration to {@code meters}. */
+    public HandlerRunner(Map<String, JobHandler> handlers, OutcomeFailures outcomes, Recorder meters, EngineClock clock) {
         this.handlers = Map.copyOf(handlers);
         this.outcomes = outcomes;
+        this.meters = meters;
+        this.clock = clock;
     }
 
     /**
@@ -46,12 +58,27 @@ public final class HandlerRunner {
                 : Mono.defer(() -> handler.handle(job))
                         .defaultIfEmpty(JobOutcome.complete())
                         .onErrorResume(e -> Mono.just(JobOutcome.retryOn(e)));
+        if (meters.enabled()) {
+            outcome = timed(job, outcome);
+        }
         return outcome
                 // A cancel or rescue closed the attempt: stop the handler (its Mono sees the cancellation) and
                 // write nothing; the closure was recorded by whoever took the attempt away.
                 .takeUntilOther(job.cancellation().then(Mono.just(Boolean.TRUE)))
                 .map(o -> new Handled(job, o))
                 .defaultIfEmpty(new Handled(job, null));
+    }
+
+    /** Pickup latency (first attempts) when the handler starts, and the handler's duration when it ends. */
+    private Mono<JobOutcome> timed(Job job, Mono<JobOutcome> outcome) {
+        return Mono.defer(() -> {
+            if (job.attempt() == 1) {
+                meters.record(RiffleMeter.PICKUP_LATENCY, meters.nanosSince(job.createdAt()), job.queue(), job.kind());
+            }
+            long started = clock.nanos();
+            return outcome.doOnNext(o -> meters.record(RiffleMeter.HANDLER_DURATION, clock.nanos() - started,
+                    job.queue(), job.kind()));
+        });
     }
 
     /**
