@@ -126,6 +126,41 @@ $$;
 
 SELECT ${schema}.define_lane_probes();
 
+-- Priority aging (issue #14 item 6, docs/limits.md#priority-aging): the priority a lane is claimed at, for a queue
+-- with priority_aging_ms set. The lane's head has been runnable since the first_run_at of the lane's first segment
+-- ending past the claim cursor (segments are split where run_at changes, so that is exact for the segment's first
+-- row; a cursor still behind an advance not yet made reads an older segment and ages the lane a little early).
+-- Every full step of waiting lifts the lane one priority, never above 1. Nothing is written: the stored lane
+-- priority is unchanged, and claimed jobs carry it (docs/design: effective priority is for ordering only). The read
+-- goes through the ready_segments parent like lane_segment's, with the same 2 ms lock_timeout; a claim that fails on
+-- it is retried with p_avoid_parent, and then lanes are ordered by their stored priority.
+CREATE OR REPLACE FUNCTION ${schema}.lane_effective_priority(p_queue text, p_priority smallint, p_shard smallint,
+                                                  p_claim_seq text, p_step_ms bigint, p_avoid_parent boolean)
+RETURNS int
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    v_prev   text;
+    v_run_at timestamptz;
+BEGIN
+    IF p_avoid_parent OR p_priority <= 1 THEN
+        RETURN p_priority;
+    END IF;
+    v_prev := current_setting('lock_timeout');
+    PERFORM set_config('lock_timeout', '2ms', true);
+    SELECT rs.first_run_at INTO v_run_at
+      FROM ${schema}.ready_segments rs
+     WHERE rs.queue = p_queue AND rs.priority = p_priority AND rs.enqueue_shard = p_shard
+       AND rs.next_lane_seq > ${schema}.seq_next(p_claim_seq)
+     ORDER BY rs.next_lane_seq
+     LIMIT 1;
+    PERFORM set_config('lock_timeout', v_prev, true);
+    IF v_run_at IS NULL OR v_run_at >= clock_timestamp() THEN
+        RETURN p_priority;
+    END IF;
+    RETURN greatest(1, p_priority - floor(extract(epoch FROM clock_timestamp() - v_run_at) * 1000 / p_step_ms))::int;
+END
+$$;
+
 -- Steps A and B/E of a claim (claim_ready; docs/design/delivery-contract.md), shared by both claim shapes:
 --   A. lock one lane head with work, FOR UPDATE SKIP LOCKED (highest lane priority first, random among equals);
 --   B/E. walk the cursor over positions that are provably spent: dead reservation gaps below the first visible
@@ -174,7 +209,13 @@ BEGIN
            AND m.paused IS NOT TRUE
            AND NOT (ch.seq_name = ANY (v_tried))
            AND ${schema}.seq_next(ch.seq_name) < ${schema}.seq_next(eh.seq_name)
-         ORDER BY ch.priority, random()
+         -- Priority aging (docs/limits.md#priority-aging): only a queue whose queue_meta row has priority_aging_ms
+         -- pays for lane_effective_priority; CASE evaluates the call only in its branch, so every other lane is
+         -- ordered by its stored priority exactly as before.
+         ORDER BY CASE WHEN m.priority_aging_ms IS NULL OR ch.priority = 1 THEN ch.priority
+                       ELSE ${schema}.lane_effective_priority(ch.queue, ch.priority, ch.enqueue_shard, ch.seq_name,
+                                                              m.priority_aging_ms, p_avoid_parent) END,
+                  random()
          LIMIT 1
            FOR UPDATE OF ch SKIP LOCKED;
 
