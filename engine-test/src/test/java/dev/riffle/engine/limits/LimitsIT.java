@@ -135,8 +135,8 @@ class LimitsIT {
         try {
             enqueue(r, "w.a", 20);
             enqueue(r, "w.b", 20);
-            // One job at a time, so every claim is of one job and the weights show in the job counts; take(40, true)
-            // asks for 40 jobs in all, so none is claimed beyond them (a job left in concatMap's queue at cancel
+            // One job at a time, so every claim is of one job and the weights show in the job counts; take(20, true)
+            // asks for 20 jobs in all, so none is claimed beyond them (a job left in concatMap's queue at cancel
             // would stay claimed until rescue).
             List<String> queues = r.subscribe(QueueWeights.of("w.a", 3, "w.b", 1))
                     .take(20, true)
