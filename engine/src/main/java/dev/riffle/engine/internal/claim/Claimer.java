@@ -103,7 +103,8 @@ public final class Claimer {
 
     private Mono<Result> claimOnce(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int max,
                                    boolean avoidParent, Integer @Nullable [] caps) {
-        return db.query(caps == null ? "claim" : "claim_limited", st -> {
+        String statement = caps == null ? "claim" : "claim_limited";
+        return db.query(statement, st -> {
                     st.bind("$1", queues).bind("$2", deadlineSecs).bind("$3", max).bind("$4", materialize)
                             .bind("$5", avoidParent);
                     if (caps != null) {
