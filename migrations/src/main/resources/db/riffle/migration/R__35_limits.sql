@@ -74,7 +74,7 @@ $$;
 CREATE OR REPLACE FUNCTION ${schema}.renew_limit_leases(p_engine uuid, p_queues text[], p_helds int[], p_ttl_ms int)
 RETURNS TABLE (queue text, concurrency_limit int, concurrency_share int, rate_jobs int, rate_period_ms bigint,
                rate_burst int, rate_fraction double precision, live_engines int)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM pg_advisory_xact_lock('${schema}.queue_limit_leases'::regclass::oid::int, hashtext(q))
@@ -99,7 +99,7 @@ $$;
 -- An engine gives up its leases on p_queues (its last subscription on them ended, or it closes): the other engines
 -- get the share back at their next renewal.
 CREATE OR REPLACE FUNCTION ${schema}.release_limit_leases(p_engine uuid, p_queues text[]) RETURNS int
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     n int;
 BEGIN
