@@ -84,6 +84,7 @@ public final class Riffle implements Disposable {
     private final RiffleMetrics metrics;
     private final QueueGauges queueGauges;
     private final InFlight inFlight;
+    private final dev.riffle.engine.internal.limits.QueueLimits limits;
     private final EngineClock clock;
     private final Maintenance maintenance;
     private final RiffleAdmin admin;
@@ -103,6 +104,7 @@ public final class Riffle implements Disposable {
         this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), config.clock(), this::stats,
                 EngineMeters.ALL);
         this.inFlight = new InFlight(clock);
+        this.limits = new dev.riffle.engine.internal.limits.QueueLimits(db, inFlight, scheduler, clock);
         this.enqueuer = new Enqueuer(db, config.maxArgsBytes(), config.argsCodec(), config.copyEnqueueThreshold());
         this.completer = new CompletionBatcher(db, inFlight, config.completionBatchSize(), config.completionWindow(),
                 config.completionFlushConcurrency(), scheduler, clock, config.dlqByDefault(), metrics);
@@ -224,14 +226,27 @@ public final class Riffle implements Disposable {
      * @throws dev.riffle.engine.api.InvalidJobException when a queue name is invalid
      */
     public Flux<Job> subscribe(String... queues) {
-        return subscribe(0, queues);
+        return subscribe(0, null, queues);
+    }
+
+    /**
+     * Subscribes to several queues sharing the subscription by weight (docs/limits.md#weighted-sharing): while
+     * several have work, claims go to them in proportion to their weights. Otherwise as {@link #subscribe(String...)}.
+     */
+    public Flux<Job> subscribe(dev.riffle.engine.api.QueueWeights weights) {
+        java.util.Objects.requireNonNull(weights, "weights");
+        return subscribe(0, weightArray(weights), weights.weights().keySet().toArray(String[]::new));
+    }
+
+    private static int[] weightArray(dev.riffle.engine.api.QueueWeights weights) {
+        return weights.weights().values().stream().mapToInt(Integer::intValue).toArray();
     }
 
     /**
      * A subscription that may claim up to {@code prefetch} jobs beyond its subscriber's demand; none when one of the
      * queues has a deadline or materialized leases.
      */
-    private Flux<Job> subscribe(int prefetch, String... queues) {
+    private Flux<Job> subscribe(int prefetch, int @Nullable [] weights, String... queues) {
         if (queues.length == 0) {
             throw new IllegalArgumentException("subscribe needs at least one queue");
         }
@@ -255,7 +270,7 @@ public final class Riffle implements Disposable {
         }
         ClaimLoop.Settings settings = new ClaimLoop.Settings(qs, deadlines, materialize, config.maxClaimBatch(),
                 config.pollInterval(), config.safetyPollInterval(), config.busyRetryDelay(), config.claimLinger(),
-                config.claimConcurrency(), ahead);
+                config.claimConcurrency(), ahead, limits, weights);
         return Flux.defer(() -> closed.get()
                 ? Flux.error(new RiffleShutdownException("engine is closed"))
                 : ClaimLoop.flux(claimer, settings, scheduler, clock, listener, liveSubscriptions));
@@ -292,6 +307,21 @@ public final class Riffle implements Disposable {
      * @throws dev.riffle.engine.api.InvalidJobException when a queue name or a handler's kind is invalid
      */
     public Flux<JobResult> work(Map<String, JobHandler> handlers, int concurrency, String... queues) {
+        return work(handlers, concurrency, null, queues);
+    }
+
+    /**
+     * {@link #work(Map, int, String...)} over queues sharing the subscription by weight
+     * (docs/limits.md#weighted-sharing): while several have work, claims go to them in proportion to their weights.
+     */
+    public Flux<JobResult> work(Map<String, JobHandler> handlers, int concurrency,
+                                dev.riffle.engine.api.QueueWeights weights) {
+        java.util.Objects.requireNonNull(weights, "weights");
+        return work(handlers, concurrency, weightArray(weights), weights.weights().keySet().toArray(String[]::new));
+    }
+
+    private Flux<JobResult> work(Map<String, JobHandler> handlers, int concurrency, int @Nullable [] weights,
+                                 String... queues) {
         Map<String, JobHandler> byKind = Map.copyOf(handlers);
         // A handler under a name no job can carry would never run: refuse it like any other bad kind.
         byKind.keySet().forEach(kind -> NewJob.checkName("kind", kind));
@@ -307,7 +337,7 @@ public final class Riffle implements Disposable {
         // One window claimed ahead of the running handlers, so the next claim runs while they do (workPrefetch).
         // The second stage is PendingOutcomes rather than a second flatMap: see its javadoc for why.
         return PendingOutcomes.run(config.workPendingOutcomes(), runner::record,
-                outcomes -> subscribe(workPrefetch(config, concurrency), queues)
+                outcomes -> subscribe(workPrefetch(config, concurrency), weights, queues)
                         .flatMap(job -> runner.handle(job).flatMap(outcomes::admit), concurrency, 1));
     }
 
@@ -383,6 +413,7 @@ public final class Riffle implements Disposable {
                     // Past the grace, flushes still retrying through an outage give up; rescue owns their attempts.
                     .then(Mono.fromRunnable(completer::dispose))
                     .then(advancer.close())
+                    .then(limits.close())
                     .then(Mono.fromRunnable(heartbeater::close))
                     .then(Mono.fromRunnable(callbacks::close))
                     .then(maintenance.close())

@@ -126,6 +126,57 @@ $$;
 
 SELECT ${schema}.define_lane_probes();
 
+-- Priority aging (issue #14 item 6, docs/limits.md#priority-aging): the priority a lane is claimed at, for a queue
+-- with priority_aging_ms set. The lane's head has been runnable since the first_run_at of the lane's first segment
+-- ending past the claim cursor (segments are split where run_at changes, so that holds for every row of it). A
+-- cursor still behind its post-commit advance would point at rows already claimed: when claim evidence covers the
+-- position (lane_probe, as in select_claim_lane's healing), the lookup moves past it, once or twice; beyond that
+-- the lane may look a little older than it is. Every full step of waiting lifts the lane one priority, never above
+-- 1. Nothing is written: the stored lane priority is unchanged, and claimed jobs carry it (effective priority is
+-- for ordering only). The read goes through the ready_segments parent like lane_segment's, with the same 2 ms
+-- lock_timeout; a claim that fails on it is retried with p_avoid_parent, and then lanes keep their stored priority.
+CREATE OR REPLACE FUNCTION ${schema}.lane_effective_priority(p_queue text, p_priority smallint, p_shard smallint,
+                                                  p_claim_seq text, p_step_ms bigint, p_avoid_parent boolean)
+RETURNS int
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    v_prev   text;
+    v_pos    bigint;
+    v_at     bigint;
+    v_run_at timestamptz;
+    seg      record;
+    ev       record;
+BEGIN
+    IF p_avoid_parent OR p_priority <= 1 THEN
+        RETURN p_priority;
+    END IF;
+    v_prev := current_setting('lock_timeout');
+    PERFORM set_config('lock_timeout', '2ms', true);
+    v_pos := ${schema}.seq_next(p_claim_seq);
+    FOR i IN 1 .. 3 LOOP
+        SELECT rs.ready_slot, rs.ready_generation, rs.first_lane_seq, rs.first_run_at INTO seg
+          FROM ${schema}.ready_segments rs
+         WHERE rs.queue = p_queue AND rs.priority = p_priority AND rs.enqueue_shard = p_shard
+           AND rs.next_lane_seq > v_pos
+         ORDER BY rs.next_lane_seq
+         LIMIT 1;
+        EXIT WHEN NOT FOUND;
+        v_run_at := seg.first_run_at;
+        v_at := greatest(v_pos, seg.first_lane_seq);
+        SELECT * INTO ev FROM ${schema}.lane_probe(seg.ready_slot, seg.ready_generation, p_queue, p_priority, p_shard,
+                                                   v_at);
+        EXIT WHEN ev.ev_first IS NULL OR ev.ev_first > v_at OR NOT (ev.ev_ranges @> v_at);
+        SELECT upper(r) INTO v_pos FROM unnest(ev.ev_ranges) r WHERE r @> v_at;
+        v_run_at := NULL;
+    END LOOP;
+    PERFORM set_config('lock_timeout', v_prev, true);
+    IF v_run_at IS NULL OR v_run_at >= clock_timestamp() THEN
+        RETURN p_priority;
+    END IF;
+    RETURN greatest(1, p_priority - floor(extract(epoch FROM clock_timestamp() - v_run_at) * 1000 / p_step_ms))::int;
+END
+$$;
+
 -- Steps A and B/E of a claim (claim_ready; docs/design/delivery-contract.md), shared by both claim shapes:
 --   A. lock one lane head with work, FOR UPDATE SKIP LOCKED (highest lane priority first, random among equals);
 --   B/E. walk the cursor over positions that are provably spent: dead reservation gaps below the first visible
@@ -174,7 +225,13 @@ BEGIN
            AND m.paused IS NOT TRUE
            AND NOT (ch.seq_name = ANY (v_tried))
            AND ${schema}.seq_next(ch.seq_name) < ${schema}.seq_next(eh.seq_name)
-         ORDER BY ch.priority, random()
+         -- Priority aging (docs/limits.md#priority-aging): only a queue whose queue_meta row has priority_aging_ms
+         -- pays for lane_effective_priority; CASE evaluates the call only in its branch, so every other lane is
+         -- ordered by its stored priority exactly as before.
+         ORDER BY CASE WHEN m.priority_aging_ms IS NULL OR ch.priority = 1 THEN ch.priority
+                       ELSE ${schema}.lane_effective_priority(ch.queue, ch.priority, ch.enqueue_shard, ch.seq_name,
+                                                              m.priority_aging_ms, p_avoid_parent) END,
+                  random()
          LIMIT 1
            FOR UPDATE OF ch SKIP LOCKED;
 

@@ -30,11 +30,34 @@ import java.util.Objects;
  * @param backoffFunction a retry delay computed by this engine for its handlers' retries without a delay; null (the
  *                        default) for none. Takes precedence over {@code backoff} for those retries only (see
  *                        {@link BackoffFunction})
+ * @param concurrencyLimit at most this many running attempts of the queue across every engine on the schema
+ *                         (docs/limits.md); null (the default) keeps what the schema has recorded (a new queue: no
+ *                         limit), 0 records "no limit". An explicit value is recorded at engine start (the last engine
+ *                         to start wins) and every engine subscribing to the queue holds it
+ * @param rateLimit a token-bucket rate limit on claims of the queue across every engine on the schema
+ *                  (docs/limits.md); null (the default) keeps what the schema has recorded (a new queue: none),
+ *                  {@link RateLimit#NONE} records "no limit"; recorded at engine start like {@code concurrencyLimit}
+ * @param priorityAging a job of the queue waiting longer than this step is claimed as if one priority higher, per
+ *                      step, up to priority 1, without rewriting stored rows (docs/limits.md#priority-aging); null
+ *                      (the default) keeps what the schema has recorded (a new queue: no aging),
+ *                      {@link Duration#ZERO} records "no aging"
  */
 public record QueueConfig(String name, Duration deadline, @org.jspecify.annotations.Nullable Boolean dlq,
                           boolean materialize, @org.jspecify.annotations.Nullable Integer enqueueShards,
                           @org.jspecify.annotations.Nullable BackoffPolicy backoff,
-                          @org.jspecify.annotations.Nullable BackoffFunction backoffFunction) {
+                          @org.jspecify.annotations.Nullable BackoffFunction backoffFunction,
+                          @org.jspecify.annotations.Nullable Integer concurrencyLimit,
+                          @org.jspecify.annotations.Nullable RateLimit rateLimit,
+                          @org.jspecify.annotations.Nullable Duration priorityAging) {
+
+    /** Largest concurrency limit a queue accepts: {@value} (the schema's CHECK). */
+    public static final int MAX_CONCURRENCY_LIMIT = 1_000_000;
+
+    /** Shortest priority aging step: {@value} ms. */
+    public static final long MIN_PRIORITY_AGING_MILLIS = 1;
+
+    /** Longest priority aging step: 365 days (the schema's CHECK). */
+    public static final Duration MAX_PRIORITY_AGING = Duration.ofDays(365);
 
     /** Largest shard count a queue accepts: {@value} (the schema's CHECK). */
     public static final int MAX_ENQUEUE_SHARDS = 64;
@@ -57,6 +80,23 @@ public record QueueConfig(String name, Duration deadline, @org.jspecify.annotati
             throw new IllegalArgumentException("enqueueShards must be between 1 and " + MAX_ENQUEUE_SHARDS + ", got "
                     + enqueueShards);
         }
+        if (concurrencyLimit != null && (concurrencyLimit < 0 || concurrencyLimit > MAX_CONCURRENCY_LIMIT)) {
+            throw new IllegalArgumentException("concurrencyLimit must be between 0 (none) and " + MAX_CONCURRENCY_LIMIT
+                    + ", got " + concurrencyLimit);
+        }
+        if (priorityAging != null && !priorityAging.isZero() && (priorityAging.toMillis() < MIN_PRIORITY_AGING_MILLIS
+                || priorityAging.compareTo(MAX_PRIORITY_AGING) > 0)) {
+            throw new IllegalArgumentException("priorityAging must be zero (none) or between 1 ms and "
+                    + MAX_PRIORITY_AGING + ", got " + priorityAging);
+        }
+    }
+
+    /** A queue with the recorded limits and aging. */
+    public QueueConfig(String name, Duration deadline, @org.jspecify.annotations.Nullable Boolean dlq,
+                       boolean materialize, @org.jspecify.annotations.Nullable Integer enqueueShards,
+                       @org.jspecify.annotations.Nullable BackoffPolicy backoff,
+                       @org.jspecify.annotations.Nullable BackoffFunction backoffFunction) {
+        this(name, deadline, dlq, materialize, enqueueShards, backoff, backoffFunction, null, null, null);
     }
 
     /** A queue with the recorded (or built-in) backoff. */
@@ -88,23 +128,26 @@ public record QueueConfig(String name, Duration deadline, @org.jspecify.annotati
 
     /** The same queue with its DLQ policy set. */
     public QueueConfig withDlq(boolean enabled) {
-        return new QueueConfig(name, deadline, enabled, materialize, enqueueShards, backoff, backoffFunction);
+        return new QueueConfig(name, deadline, enabled, materialize, enqueueShards, backoff, backoffFunction,
+                concurrencyLimit, rateLimit, priorityAging);
     }
 
     /** The same queue with claim-time lease materialization on. */
     public QueueConfig withMaterializedLeases() {
-        return new QueueConfig(name, deadline, dlq, true, enqueueShards, backoff, backoffFunction);
+        return new QueueConfig(name, deadline, dlq, true, enqueueShards, backoff, backoffFunction,
+                concurrencyLimit, rateLimit, priorityAging);
     }
 
     /** The same queue spread over {@code shards} lanes per priority. */
     public QueueConfig withEnqueueShards(int shards) {
-        return new QueueConfig(name, deadline, dlq, materialize, shards, backoff, backoffFunction);
+        return new QueueConfig(name, deadline, dlq, materialize, shards, backoff, backoffFunction,
+                concurrencyLimit, rateLimit, priorityAging);
     }
 
     /** The same queue with this retry backoff, recorded in the schema at start. */
     public QueueConfig withBackoff(BackoffPolicy policy) {
         return new QueueConfig(name, deadline, dlq, materialize, enqueueShards,
-                Objects.requireNonNull(policy, "policy"), backoffFunction);
+                Objects.requireNonNull(policy, "policy"), backoffFunction, concurrencyLimit, rateLimit, priorityAging);
     }
 
     /**
@@ -120,6 +163,44 @@ public record QueueConfig(String name, Duration deadline, @org.jspecify.annotati
     /** The same queue with a retry delay computed by this engine for its handlers' retries; see {@link BackoffFunction}. */
     public QueueConfig withBackoffFunction(BackoffFunction function) {
         return new QueueConfig(name, deadline, dlq, materialize, enqueueShards, backoff,
-                Objects.requireNonNull(function, "function"));
+                Objects.requireNonNull(function, "function"), concurrencyLimit, rateLimit, priorityAging);
+    }
+
+    /**
+     * The same queue with at most {@code limit} running attempts across every engine on the schema, recorded at
+     * start (docs/limits.md); 0 records "no limit".
+     *
+     * @throws IllegalArgumentException when {@code limit} is negative or above {@value #MAX_CONCURRENCY_LIMIT}
+     */
+    public QueueConfig withConcurrencyLimit(int limit) {
+        return new QueueConfig(name, deadline, dlq, materialize, enqueueShards, backoff, backoffFunction, limit,
+                rateLimit, priorityAging);
+    }
+
+    /** The same queue with this rate limit across every engine on the schema, recorded at start (docs/limits.md). */
+    public QueueConfig withRateLimit(RateLimit limit) {
+        return new QueueConfig(name, deadline, dlq, materialize, enqueueShards, backoff, backoffFunction,
+                concurrencyLimit, Objects.requireNonNull(limit, "limit"), priorityAging);
+    }
+
+    /**
+     * The same queue with at most {@code jobs} claims per {@code period} across every engine on the schema, and at
+     * most {@code burst} at once; see {@link RateLimit}.
+     *
+     * @throws IllegalArgumentException when a value is out of range
+     */
+    public QueueConfig withRateLimit(int jobs, Duration period, int burst) {
+        return withRateLimit(new RateLimit(jobs, period, burst));
+    }
+
+    /**
+     * The same queue with priority aging: a job waiting longer than {@code step} is claimed as if one priority
+     * higher, per step, up to priority 1 (docs/limits.md#priority-aging); {@link Duration#ZERO} records "no aging".
+     *
+     * @throws IllegalArgumentException when {@code step} is negative, under 1 ms or over 365 days
+     */
+    public QueueConfig withPriorityAging(Duration step) {
+        return new QueueConfig(name, deadline, dlq, materialize, enqueueShards, backoff, backoffFunction,
+                concurrencyLimit, rateLimit, Objects.requireNonNull(step, "step"));
     }
 }

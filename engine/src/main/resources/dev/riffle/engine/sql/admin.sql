@@ -215,3 +215,25 @@ SELECT coalesce(p.relname, s.relname)::text AS table_name, sum(s.n_dead_tup)::bi
   LEFT JOIN pg_class p ON p.oid = i.inhparent
  WHERE s.schemaname = $1
  GROUP BY 1
+
+-- name: queue_concurrency_limit
+-- $2 NULL: no limit (QueueConfig.withConcurrencyLimit(0)).
+INSERT INTO ${schema}.queue_meta (queue, concurrency_limit) VALUES ($1, $2::int)
+ON CONFLICT (queue) DO UPDATE SET concurrency_limit = excluded.concurrency_limit
+ WHERE ${schema}.queue_meta.concurrency_limit IS DISTINCT FROM excluded.concurrency_limit
+
+-- name: queue_rate_limit
+-- All three NULL: no limit (RateLimit.NONE).
+INSERT INTO ${schema}.queue_meta (queue, rate_limit_jobs, rate_limit_period_ms, rate_limit_burst)
+VALUES ($1, $2::int, $3::bigint, $4::int)
+ON CONFLICT (queue) DO UPDATE
+   SET rate_limit_jobs = excluded.rate_limit_jobs, rate_limit_period_ms = excluded.rate_limit_period_ms,
+       rate_limit_burst = excluded.rate_limit_burst
+ WHERE (${schema}.queue_meta.rate_limit_jobs, ${schema}.queue_meta.rate_limit_period_ms, ${schema}.queue_meta.rate_limit_burst)
+       IS DISTINCT FROM (excluded.rate_limit_jobs, excluded.rate_limit_period_ms, excluded.rate_limit_burst)
+
+-- name: queue_priority_aging
+-- $2 NULL: no aging (Duration.ZERO).
+INSERT INTO ${schema}.queue_meta (queue, priority_aging_ms) VALUES ($1, $2::bigint)
+ON CONFLICT (queue) DO UPDATE SET priority_aging_ms = excluded.priority_aging_ms
+ WHERE ${schema}.queue_meta.priority_aging_ms IS DISTINCT FROM excluded.priority_aging_ms

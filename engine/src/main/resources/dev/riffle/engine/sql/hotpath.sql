@@ -59,6 +59,17 @@ SELECT c.status, c.job_id, c.kind, c.queue, c.args::text AS args, c.priority, c.
        c.payload::text AS payload, c.lease_slot
   FROM ${schema}.claim_ready($1::text[], $2::int[], $3::int, $4::boolean[], $5::boolean) c
 
+-- name: claim_limited
+-- claim for a subscription with a limited queue (R__35_limits.sql, docs/limits.md): claim_ready's columns, each
+-- queue's claim capped at $6[i].
+SELECT c.status, c.job_id, c.kind, c.queue, c.args::text AS args, c.priority, c.attempt, c.run_lease, c.max_attempts,
+       c.lane_seq, c.enqueue_shard, c.claim_slot, c.batch_id, c.batch_index, c.receipt_id,
+       (extract(epoch FROM c.claimed_at) * 1000000)::bigint AS claimed_at_us,
+       (extract(epoch FROM c.deadline_at) * 1000000)::bigint AS deadline_at_us,
+       (extract(epoch FROM c.created_at) * 1000000)::bigint AS created_at_us,
+       c.payload::text AS payload, c.lease_slot
+  FROM ${schema}.claim_limited($1::text[], $2::int[], $3::int, $4::boolean[], $5::boolean, $6::int[]) c
+
 -- name: complete
 -- One summary row instead of one row per item: nearly every item is 'applied', and decoding a row per job was JVM time
 -- spent on a constant. "total" is the number of items answered; other_ords / other_statuses list (1-based, in input

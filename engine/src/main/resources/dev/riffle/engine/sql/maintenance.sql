@@ -75,3 +75,10 @@ SELECT name, cron, zone, kind, queue, args::text AS args, priority, max_attempts
 -- name: cron_fire
 SELECT o_fire_at AS fire_at, o_job_id AS job_id
   FROM ${schema}.cron_fire($1::text, $2::bigint, $3::timestamptz, $4::timestamptz[])
+
+-- name: renew_limit_leases
+SELECT queue, concurrency_limit, concurrency_share, rate_jobs, rate_period_ms, rate_burst, rate_fraction, live_engines
+  FROM ${schema}.renew_limit_leases($1::uuid, $2::text[], $3::int[], $4::int)
+
+-- name: release_limit_leases
+SELECT ${schema}.release_limit_leases($1::uuid, $2::text[]) AS released

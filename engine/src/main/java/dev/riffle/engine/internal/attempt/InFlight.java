@@ -14,6 +14,9 @@ public final class InFlight {
     private record Key(long jobId, long runLease) {}
 
     private final Map<Key, ClaimedJob> jobs = new ConcurrentHashMap<>();
+    // Attempts held per queue (queue limits: docs/limits.md). Entries are never removed: one per queue seen.
+    private final Map<String, java.util.concurrent.atomic.AtomicInteger> perQueue = new ConcurrentHashMap<>();
+    private volatile java.util.function.Consumer<String> onEnd = q -> {};
     private final EngineClock clock;
 
     /** Creates an empty registry judging attempt age with {@code clock}. */
@@ -23,12 +26,35 @@ public final class InFlight {
 
     /** Tracks a delivered attempt. */
     public void add(ClaimedJob job) {
-        jobs.put(new Key(job.id(), job.runLease()), job);
+        if (jobs.put(new Key(job.id(), job.runLease()), job) == null) {
+            perQueue.computeIfAbsent(job.queue(), q -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
+        }
     }
 
     /** Forgets a finished attempt. */
     public void remove(long jobId, long runLease) {
-        jobs.remove(new Key(jobId, runLease));
+        ended(jobs.remove(new Key(jobId, runLease)));
+    }
+
+    private void ended(@org.jspecify.annotations.Nullable ClaimedJob job) {
+        if (job != null) {
+            java.util.concurrent.atomic.AtomicInteger n = perQueue.get(job.queue());
+            if (n != null) {
+                n.decrementAndGet();
+            }
+            onEnd.accept(job.queue());
+        }
+    }
+
+    /** Attempts of {@code queue} held right now. */
+    public int held(String queue) {
+        java.util.concurrent.atomic.AtomicInteger n = perQueue.get(queue);
+        return n == null ? 0 : n.get();
+    }
+
+    /** Called with the queue of every attempt that leaves (queue limits wake claims waiting for room). */
+    public void onEnd(java.util.function.Consumer<String> listener) {
+        this.onEnd = listener;
     }
 
     /**
@@ -48,6 +74,7 @@ public final class InFlight {
             if (job == null) {
                 return false;
             }
+            ended(job);
             job.signalCancelled();
             return true;
         } catch (NumberFormatException e) {

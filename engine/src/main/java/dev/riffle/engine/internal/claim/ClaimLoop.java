@@ -2,6 +2,7 @@ package dev.riffle.engine.internal.claim;
 
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.internal.attempt.ClaimedJob;
+import dev.riffle.engine.internal.limits.QueueLimits;
 import dev.riffle.engine.internal.notify.WakeupListener;
 import dev.riffle.engine.internal.time.EngineClock;
 import java.time.Duration;
@@ -40,6 +41,12 @@ import reactor.core.scheduler.Scheduler;
  * claiming for as long as the subscription lives; poll ticks do not shorten the backoff, a listener reconnect
  * (the database answers again) ends it. Claim results, emission, release of jobs that can no longer be emitted, and
  * completion all run in one serialized drain loop, so a claimed job is either handed to the subscriber or released.
+ *
+ * <p>Queue limits (docs/limits.md): when one of the queues has a concurrency or rate limit, a claim asks each
+ * limited queue for at most what this engine's share leaves ({@link QueueLimits#plan}) through the capped claim;
+ * with no room, the loop waits for an attempt of the queue to end, a renewal, or the next token. Subscriptions whose
+ * queues have no limits claim exactly as before. With weights, each claim goes to one queue, chosen by smooth
+ * weighted round robin among the queues not known to be empty.
  */
 public final class ClaimLoop {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine.claim");
@@ -49,10 +56,23 @@ public final class ClaimLoop {
     /** Subscription settings. */
     public record Settings(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int maxBatch, Duration pollInterval,
                            Duration safetyPollInterval, Duration busyRetryDelay, Duration claimLinger,
-                           int claimConcurrency, int prefetch) {}
+                           int claimConcurrency, int prefetch, @Nullable QueueLimits limits,
+                           int @Nullable [] weights) {
+        /** Settings without limits or weights. */
+        public Settings(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int maxBatch,
+                        Duration pollInterval, Duration safetyPollInterval, Duration busyRetryDelay,
+                        Duration claimLinger, int claimConcurrency, int prefetch) {
+            this(queues, deadlineSecs, materialize, maxBatch, pollInterval, safetyPollInterval, busyRetryDelay,
+                    claimLinger, claimConcurrency, prefetch, null, null);
+        }
+    }
 
-    /** What came back from one claim: its result or its error, and how many jobs it asked for. */
-    private record Returned(int ask, Claimer.@Nullable Result result, @Nullable Throwable error) {}
+    /**
+     * What came back from one claim: its result or its error, how many jobs it asked for, its limits plan (null for
+     * a plain claim) and, with weights, the index of the queue it claimed from (-1 otherwise).
+     */
+    private record Returned(int ask, Claimer.@Nullable Result result, @Nullable Throwable error,
+                            QueueLimits.@Nullable Plan plan, int queueIndex) {}
 
     /** Releases of undelivered jobs in flight at once (each is one queued outcome; the batcher groups them). */
     static final int RELEASE_CONCURRENCY = 16;
@@ -97,6 +117,12 @@ public final class ClaimLoop {
     private volatile long lastAttemptNanos;
     private int consecutiveErrors; // drain loop only
     private long failingSinceNanos;
+    // Queue limits: the last launch found no room (or the limits not known yet); a renewal or an ended attempt wakes.
+    private volatile boolean limitBlocked;
+    // Weights (drain loop only): smooth weighted round robin state and queues whose last claim found nothing.
+    private final long @Nullable [] wrrCurrent;
+    private final boolean @Nullable [] emptyQueue;
+    private volatile boolean clearEmpty;
 
     private ClaimLoop(FluxSink<Job> sink, Claimer claimer, Settings settings, Scheduler scheduler, EngineClock clock,
                       WakeupListener listener) {
@@ -108,6 +134,8 @@ public final class ClaimLoop {
         this.lastAttemptNanos = clock.nanos();
         this.listener = listener;
         this.queueSet = Set.of(settings.queues());
+        this.wrrCurrent = settings.weights() == null ? null : new long[settings.queues().length];
+        this.emptyQueue = settings.weights() == null ? null : new boolean[settings.queues().length];
     }
 
     /**
@@ -132,6 +160,10 @@ public final class ClaimLoop {
     }
 
     private void start() {
+        QueueLimits limits = settings.limits();
+        if (limits != null) {
+            resources.add(limits.register(settings.queues(), this::limitWake));
+        }
         resources.add(listener.wakeups()
                 .filter(q -> WakeupListener.ALL.equals(q) || queueSet.contains(q))
                 .subscribe(q -> {
@@ -166,7 +198,18 @@ public final class ClaimLoop {
     private void wake() {
         maybeWork = true;
         urgent = true;
+        clearEmpty = true;
         drain();
+    }
+
+    /** A renewal answered or an attempt of a limited queue ended: claim again if the limits held the loop back. */
+    private void limitWake() {
+        if (limitBlocked) {
+            limitBlocked = false;
+            maybeWork = true;
+            urgent = true;
+            drain();
+        }
     }
 
     private void lingerElapsed() {
@@ -190,6 +233,14 @@ public final class ClaimLoop {
             while ((r = returned.poll()) != null) {
                 claimsInFlight--;
                 reserved -= r.ask();
+                QueueLimits.Plan plan = r.plan();
+                QueueLimits limits = settings.limits();
+                if (plan != null && limits != null) {
+                    limits.settle(plan, r.result() == null ? List.of() : r.result().jobs());
+                }
+                if (r.queueIndex() >= 0 && r.result() != null && emptyQueue != null) {
+                    emptyQueue[r.queueIndex()] = r.result().status() == Claimer.Status.EMPTY;
+                }
                 if (r.error() != null) {
                     failed(r.error());
                 } else {
@@ -242,6 +293,62 @@ public final class ClaimLoop {
                 }
                 return;
             }
+            String[] queues = settings.queues();
+            Integer[] deadlines = settings.deadlineSecs();
+            Boolean[] materialize = settings.materialize();
+            int queueIndex = -1;
+            QueueLimits.Plan plan = null;
+            QueueLimits limits = settings.limits();
+            if (limits != null && !limits.known(queues)) {
+                // Which queues are limited is not known before the first renewal covering them answers.
+                limitBlocked = true;
+                return;
+            }
+            int[] weights = settings.weights();
+            if (weights != null) {
+                boolean[] skip = new boolean[queues.length];
+                long retry = 0;
+                while (true) {
+                    int i = pickWeighted(weights, skip);
+                    if (i < 0) {
+                        break;
+                    }
+                    String[] one = {queues[i]};
+                    Integer[] oneDeadline = {deadlines[i]};
+                    Boolean[] oneMaterialize = {materialize[i]};
+                    QueueLimits.Plan p = limits == null ? null : limits.plan(one, oneDeadline, oneMaterialize, (int) window);
+                    if (p != null && p.queues().length == 0) {
+                        skip[i] = true;
+                        retry = retry == 0 ? p.retryNanos() : p.retryNanos() == 0 ? retry : Math.min(retry, p.retryNanos());
+                        continue;
+                    }
+                    queueIndex = i;
+                    plan = p;
+                    queues = one;
+                    deadlines = oneDeadline;
+                    materialize = oneMaterialize;
+                    break;
+                }
+                if (queueIndex < 0) {
+                    if (anyNotEmpty()) {
+                        waitForRoom(retry);
+                    } else {
+                        maybeWork = false; // every queue came back empty: wait for a NOTIFY or a poll
+                    }
+                    return;
+                }
+            } else if (limits != null) {
+                plan = limits.plan(queues, deadlines, materialize, (int) window);
+                if (plan != null) {
+                    if (plan.queues().length == 0) {
+                        waitForRoom(plan.retryNanos());
+                        return;
+                    }
+                    queues = plan.queues();
+                    deadlines = plan.deadlines();
+                    materialize = plan.materialize();
+                }
+            }
             // A dispose() racing this start runs the drain loop again after it, which then sees the claim counted
             // here and signals quiescence only once its result is back.
             claimsInFlight++;
@@ -250,15 +357,67 @@ public final class ClaimLoop {
             urgent = false;
             maybeWork = false;
             lastAttemptNanos = clock.nanos();
-            claimer.claim(settings.queues(), settings.deadlineSecs(), settings.materialize(), ask)
+            QueueLimits.Plan claimPlan = plan;
+            int claimIndex = queueIndex;
+            claimer.claim(queues, deadlines, materialize, ask, plan == null ? null : plan.caps())
                     .subscribe(res -> {
-                        returned.add(new Returned(ask, res, null));
+                        returned.add(new Returned(ask, res, null, claimPlan, claimIndex));
                         drain();
                     }, e -> {
-                        returned.add(new Returned(ask, null, e));
+                        returned.add(new Returned(ask, null, e, claimPlan, claimIndex));
                         drain();
                     });
         }
+    }
+
+    /** Drain loop only: no room under the limits now; an ended attempt, a renewal or the next token wakes. */
+    private void waitForRoom(long retryNanos) {
+        limitBlocked = true;
+        if (retryNanos > 0) {
+            if (!disposed) {
+                retryTimer.update(scheduler.schedule(this::limitWake, retryNanos, TimeUnit.NANOSECONDS));
+            }
+        }
+    }
+
+    /**
+     * Drain loop only: the next queue of a weighted subscription (smooth weighted round robin: every eligible queue
+     * gains its weight, the largest is chosen and pays the eligible total), or -1 when every queue is skipped or
+     * came back empty.
+     */
+    private int pickWeighted(int[] weights, boolean[] skip) {
+        long[] cur = java.util.Objects.requireNonNull(wrrCurrent);
+        boolean[] empty = java.util.Objects.requireNonNull(emptyQueue);
+        if (clearEmpty) {
+            clearEmpty = false;
+            java.util.Arrays.fill(empty, false);
+        }
+        long total = 0;
+        int best = -1;
+        for (int i = 0; i < weights.length; i++) {
+            if (empty[i] || skip[i]) {
+                continue;
+            }
+            cur[i] += weights[i];
+            total += weights[i];
+            if (best < 0 || cur[i] > cur[best]) {
+                best = i;
+            }
+        }
+        if (best >= 0) {
+            cur[best] -= total;
+        }
+        return best;
+    }
+
+    private boolean anyNotEmpty() {
+        boolean[] empty = java.util.Objects.requireNonNull(emptyQueue);
+        for (boolean e : empty) {
+            if (!e) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -310,7 +469,12 @@ public final class ClaimLoop {
                 hot = false;
                 later(jitter(settings.busyRetryDelay()));
             }
-            case EMPTY -> hot = false; // wait for a NOTIFY or a poll tick
+            case EMPTY -> {
+                hot = false; // wait for a NOTIFY or a poll tick
+                if (emptyQueue != null && anyNotEmpty()) {
+                    maybeWork = true; // a weighted subscription: the other queues may have work
+                }
+            }
         }
     }
 

@@ -63,6 +63,15 @@ public final class Claimer {
      * materialization flags, both aligned with queues.
      */
     public Mono<Result> claim(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int max) {
+        return claim(queues, deadlineSecs, materialize, max, null);
+    }
+
+    /**
+     * As {@link #claim(String[], Integer[], Boolean[], int)}, with each queue's claim capped at {@code caps[i]}
+     * (null entries: no cap) through {@code claim_limited} (docs/limits.md); {@code caps} null is the plain claim.
+     */
+    public Mono<Result> claim(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int max,
+                              Integer @Nullable [] caps) {
         return Mono.defer(() -> {
             peakRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
             // Counted down before the result is handed on: the subscriber may start its next claim from there.
@@ -73,7 +82,7 @@ public final class Claimer {
                 }
             };
             long started = clock.nanos();
-            return claimWithDetour(queues, deadlineSecs, materialize, max)
+            return claimWithDetour(queues, deadlineSecs, materialize, max, caps)
                     .doOnSuccess(r -> countDown.run())
                     .doOnSuccess(r -> ClaimMeters.claimed(services.meters(), clock.nanos() - started, r))
                     .doOnError(e -> countDown.run())
@@ -81,22 +90,29 @@ public final class Claimer {
         });
     }
 
-    private Mono<Result> claimWithDetour(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int max) {
-        return claimOnce(queues, deadlineSecs, materialize, max, false)
+    private Mono<Result> claimWithDetour(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int max,
+                                         Integer @Nullable [] caps) {
+        return claimOnce(queues, deadlineSecs, materialize, max, false, caps)
                 // The segment lookup through the partitioned parent gave up after 2 ms because a prune holds (or
                 // waits for) ACCESS EXCLUSIVE on a queue-ring child: claim again reading the children one by one,
                 // around the locked one, instead of waiting for the prune's TRUNCATE.
                 .onErrorResume(e -> "55P03".equals(Db.sqlState(e)),
                         e -> {
                             lockDetours.incrementAndGet();
-                            return claimOnce(queues, deadlineSecs, materialize, max, true);
+                            return claimOnce(queues, deadlineSecs, materialize, max, true, caps);
                         });
     }
 
     private Mono<Result> claimOnce(String[] queues, Integer[] deadlineSecs, Boolean[] materialize, int max,
-                                   boolean avoidParent) {
-        return db.query("claim", st -> st.bind("$1", queues).bind("$2", deadlineSecs).bind("$3", max)
-                        .bind("$4", materialize).bind("$5", avoidParent), this::map)
+                                   boolean avoidParent, Integer @Nullable [] caps) {
+        String statement = caps == null ? "claim" : "claim_limited";
+        return db.query(statement, st -> {
+                    st.bind("$1", queues).bind("$2", deadlineSecs).bind("$3", max).bind("$4", materialize)
+                            .bind("$5", avoidParent);
+                    if (caps != null) {
+                        st.bind("$6", caps);
+                    }
+                }, this::map)
                 .collectList()
                 .map(rows -> {
                     if (rows.isEmpty() || rows.get(0).job() == null) {

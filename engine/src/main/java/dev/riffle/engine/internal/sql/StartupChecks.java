@@ -11,7 +11,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * What an engine checks and records before it serves anything: the schema's function contract
- * ({@link SchemaContract}), the upgrade guard, and each queue's explicit DLQ policy, enqueue shard count and retry backoff.
+ * ({@link SchemaContract}), the upgrade guard, and each queue's explicit DLQ policy, enqueue shard count, retry backoff, limits and priority aging.
  */
 public final class StartupChecks {
     private static final Logger log = LoggerFactory.getLogger("dev.riffle.engine");
@@ -65,7 +65,36 @@ public final class StartupChecks {
                             : db.query("queue_backoff", st -> st.bind("$1", q.name())
                                     .bind("$2", q.backoff().base().toMillis()).bind("$3", q.backoff().cap().toMillis())
                                     .bind("$4", q.backoff().jitter()), row -> 1).then();
-                    return dlq.then(shards).then(backoff);
+                    Mono<Void> concurrency = q.concurrencyLimit() == null ? Mono.empty()
+                            : db.query("queue_concurrency_limit", st -> {
+                                st.bind("$1", q.name());
+                                if (q.concurrencyLimit() == 0) {
+                                    st.bindNull("$2", Integer.class);
+                                } else {
+                                    st.bind("$2", q.concurrencyLimit());
+                                }
+                            }, row -> 1).then();
+                    Mono<Void> rate = q.rateLimit() == null ? Mono.empty()
+                            : db.query("queue_rate_limit", st -> {
+                                st.bind("$1", q.name());
+                                if (q.rateLimit().isNone()) {
+                                    st.bindNull("$2", Integer.class).bindNull("$3", Long.class)
+                                            .bindNull("$4", Integer.class);
+                                } else {
+                                    st.bind("$2", q.rateLimit().jobs()).bind("$3", q.rateLimit().period().toMillis())
+                                            .bind("$4", q.rateLimit().burst());
+                                }
+                            }, row -> 1).then();
+                    Mono<Void> aging = q.priorityAging() == null ? Mono.empty()
+                            : db.query("queue_priority_aging", st -> {
+                                st.bind("$1", q.name());
+                                if (q.priorityAging().isZero()) {
+                                    st.bindNull("$2", Long.class);
+                                } else {
+                                    st.bind("$2", q.priorityAging().toMillis());
+                                }
+                            }, row -> 1).then();
+                    return dlq.then(shards).then(backoff).then(concurrency).then(rate).then(aging);
                 }, 1)
                 .then();
     }

@@ -17,7 +17,12 @@ class ClaimColumnsTest {
 
     @Test
     void claimerColumnsAreTheClaimStatementsSelectListInOrder() {
-        String sql = SqlCatalog.load("riffle_ut").get("claim");
+        SqlCatalog catalog = SqlCatalog.load("riffle_ut");
+        assertThat(selectList(catalog.get("claim"))).containsExactlyElementsOf(Claimer.COLUMNS);
+        assertThat(selectList(catalog.get("claim_limited"))).containsExactlyElementsOf(Claimer.COLUMNS);
+    }
+
+    private static List<String> selectList(String sql) {
         String select = sql.substring(sql.indexOf("SELECT") + "SELECT".length(), sql.indexOf("\n  FROM"));
         List<String> names = new ArrayList<>();
         int depth = 0;
@@ -37,6 +42,6 @@ class ClaimColumnsTest {
                 item.append(ch);
             }
         }
-        assertThat(names).containsExactlyElementsOf(Claimer.COLUMNS);
+        return names;
     }
 }
