@@ -442,6 +442,46 @@ BEGIN
 END
 $$;
 
+-- The claim (claim_ready, below), with the lane's claim capped at p_caps[i] for queue p_queues[i] (NULL, or a NULL
+-- array: no cap beyond p_max). For a subscription with a limited queue (R__35_limits.sql, docs/limits.md) the engine
+-- passes only queues it may claim from now (cap > 0) and reserves each cap before the call, so concurrent claims of
+-- one engine cannot both take the same room.
+CREATE OR REPLACE FUNCTION ${schema}.claim_limited(p_queues text[], p_deadline_secs int[], p_max int,
+                                                   p_materialize boolean[], p_avoid_parent boolean, p_caps int[])
+RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
+               run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
+               ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
+               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb, lease_slot int)
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+#variable_conflict use_column
+DECLARE
+    l       record;
+    v_q     int;
+    v_dl    int;
+    v_mat   boolean;
+    v_limit int;
+BEGIN
+    SELECT * INTO l FROM ${schema}.select_claim_lane(p_queues, p_max, p_avoid_parent);
+    IF l.status <> 'ready' THEN
+        status := l.status;
+        RETURN NEXT;
+        RETURN;
+    END IF;
+
+    v_q     := array_position(p_queues, l.queue);
+    v_dl    := coalesce(p_deadline_secs[v_q], 0);
+    v_mat   := coalesce(p_materialize[v_q], false);
+    v_limit := least(l.claim_limit, coalesce(p_caps[v_q], l.claim_limit));
+    IF v_mat THEN
+        RETURN QUERY SELECT * FROM ${schema}.claim_materialized(l.queue, l.priority, l.enqueue_shard, l.ready_slot,
+                                                                l.ready_generation, l.from_lane_seq, v_limit, v_dl);
+    ELSE
+        RETURN QUERY SELECT * FROM ${schema}.claim_compact(l.queue, l.priority, l.enqueue_shard, l.ready_slot,
+                                                           l.ready_generation, l.from_lane_seq, v_limit, v_dl);
+    END IF;
+END
+$$;
+
 -- Claim up to p_max jobs from one lane of the given queues (docs/design/delivery-contract.md), as one statement:
 -- select_claim_lane locks a lane head and heals its cursor (steps A and B/E), then the claim is written in the
 -- queue's shape (step F): claim_compact by default, claim_materialized (R__70_long_attempts.sql) for a queue whose
@@ -456,31 +496,10 @@ RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, pr
                ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
                claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb, lease_slot int)
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
-#variable_conflict use_column
-DECLARE
-    l     record;
-    v_q   int;
-    v_dl  int;
-    v_mat boolean;
 BEGIN
-    SELECT * INTO l FROM ${schema}.select_claim_lane(p_queues, p_max, p_avoid_parent);
-    IF l.status <> 'ready' THEN
-        status := l.status;
-        RETURN NEXT;
-        RETURN;
-    END IF;
-
-    v_q   := array_position(p_queues, l.queue);
-    v_dl  := coalesce(p_deadline_secs[v_q], 0);
-    v_mat := coalesce(p_materialize[v_q], false);
-    IF v_mat THEN
-        RETURN QUERY SELECT * FROM ${schema}.claim_materialized(l.queue, l.priority, l.enqueue_shard, l.ready_slot,
-                                                                l.ready_generation, l.from_lane_seq, l.claim_limit,
-                                                                v_dl);
-    ELSE
-        RETURN QUERY SELECT * FROM ${schema}.claim_compact(l.queue, l.priority, l.enqueue_shard, l.ready_slot,
-                                                           l.ready_generation, l.from_lane_seq, l.claim_limit, v_dl);
-    END IF;
+    -- One body for both: the uncapped claim is the capped one without caps.
+    RETURN QUERY SELECT * FROM ${schema}.claim_limited(p_queues, p_deadline_secs, p_max, p_materialize,
+                                                       p_avoid_parent, NULL);
 END
 $$;
 

@@ -102,6 +102,10 @@ class EnqueueShardsIT extends ProbeIT {
             assertThat(db.queryLong("SELECT count(*) FROM ready_entries WHERE job_id = ?", held))
                     .as("the open producer's job is not visible").isZero();
 
+            // The finished subscription may still have a claim in flight (started before its cancel): let it
+            // return (and give back what it took) before the held job becomes visible, or it could claim the job
+            // only to release it, and the job would show two claims.
+            await("no claim in flight", () -> riffle.stats().claimsRunning() == 0);
             producer.commit();
             deliverExactly(riffle, "sb", Set.of(held));
             assertThat(claimsOf(db, held)).isEqualTo(1);
@@ -127,6 +131,7 @@ class EnqueueShardsIT extends ProbeIT {
             // Promoted on time through the other shard while the producer still holds its own.
             OutcomeKit.awaitCount(db, 0, "SELECT count(*) FROM deferred_jobs WHERE queue = 'sc'");
             deliverExactly(riffle, "sc", new HashSet<>(due));
+            await("no claim in flight", () -> riffle.stats().claimsRunning() == 0);
             producer.commit();
             deliverExactly(riffle, "sc", Set.of(held));
             for (long id : due) {

@@ -60,8 +60,8 @@ SELECT c.status, c.job_id, c.kind, c.queue, c.args::text AS args, c.priority, c.
   FROM ${schema}.claim_ready($1::text[], $2::int[], $3::int, $4::boolean[], $5::boolean) c
 
 -- name: claim_limited
--- claim for a subscription with a limited queue (R__35_limits.sql, docs/limits.md): claim_ready's columns, each
--- queue's claim capped at $6[i].
+-- claim for a subscription with a limited queue (claim_limited in R__30_claim.sql, docs/limits.md): claim_ready's
+-- columns, each queue's claim capped at $6[i].
 SELECT c.status, c.job_id, c.kind, c.queue, c.args::text AS args, c.priority, c.attempt, c.run_lease, c.max_attempts,
        c.lane_seq, c.enqueue_shard, c.claim_slot, c.batch_id, c.batch_index, c.receipt_id,
        (extract(epoch FROM c.claimed_at) * 1000000)::bigint AS claimed_at_us,
