@@ -208,14 +208,15 @@ class RiffleAutoConfigurationTest {
     @Test
     void bindsTheApplicationsArgsCodecAndCronScheduleBeans(TestDatabase db) {
         dev.riffle.engine.api.ArgsCodec codec = new dev.riffle.engine.api.ArgsCodec() {
+            // Text args as {"text": "..."} both ways (no quotes or escapes inside, which is all this test sends).
             @Override
             public String encode(Object args) {
-                return "{}";
+                return "{\"text\":\"" + args + "\"}";
             }
 
             @Override
             public <T> T decode(String json, Class<T> type) {
-                throw new UnsupportedOperationException();
+                return type.cast(json.substring(json.indexOf(":\"") + 2, json.lastIndexOf('"')));
             }
         };
         dev.riffle.engine.api.CronSchedule nightly = dev.riffle.engine.api.CronSchedule.builder("nightly", "0 30 2 * * *")
@@ -225,6 +226,7 @@ class RiffleAutoConfigurationTest {
                     assertThat(ctx).hasNotFailed();
                     RiffleConfig config = ctx.getBean(RiffleConfig.class);
                     assertThat(config.argsCodec()).isSameAs(codec);
+                    assertThat(config.argsCodec().decode(config.argsCodec().encode("hi"), String.class)).isEqualTo("hi");
                     assertThat(config.schedules()).containsExactly(nightly);
                 });
     }
