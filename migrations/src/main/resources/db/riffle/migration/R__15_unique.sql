@@ -180,24 +180,10 @@ BEGIN
         END IF;
     END LOOP;
 
-    -- The rows that are not duplicates, by the same rule as enqueue_jobs: a future run_at is scheduled, the rest
-    -- is appended to the ring (with its NOTIFY).
-    INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
-                                         max_attempts, run_at, created_at)
-    SELECT v_ids[x.ord], x.kind, x.queue, x.args, 'scheduled', x.priority, 0, 0, x.max_attempts, x.run_at, v_now
-      FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
-           WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
-     WHERE NOT v_dup[x.ord] AND x.run_at > v_now;
-
-    PERFORM ${schema}.append_ready(array_agg(v_ids[x.ord] ORDER BY x.ord), array_agg(x.queue ORDER BY x.ord),
-                                   array_agg(x.kind ORDER BY x.ord), array_agg(x.args ORDER BY x.ord),
-                                   array_agg(x.priority ORDER BY x.ord), array_agg(x.max_attempts ORDER BY x.ord),
-                                   array_agg(0::smallint ORDER BY x.ord), array_agg(0::bigint ORDER BY x.ord),
-                                   array_agg(NULL::jsonb ORDER BY x.ord), array_agg(v_now ORDER BY x.ord),
-                                   array_agg(coalesce(x.run_at, v_now) ORDER BY x.ord))
-       FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
-            WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
-      WHERE NOT v_dup[x.ord] AND (x.run_at IS NULL OR x.run_at <= v_now);
+    -- The rows that are not duplicates go where enqueue_jobs puts new jobs (place_new_jobs, R__20_enqueue.sql).
+    PERFORM ${schema}.place_new_jobs(ARRAY(SELECT CASE WHEN v_dup[g] THEN NULL ELSE v_ids[g] END
+                                             FROM generate_series(1, v_n) g ORDER BY g),
+                                     p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats, v_now);
 
     RETURN QUERY SELECT v_ids[g], v_dup[g] FROM generate_series(1, v_n) g ORDER BY g;
 END

@@ -90,6 +90,34 @@ BEGIN
 END
 $$;
 
+-- Where new jobs go, the one rule for every enqueue path (enqueue_jobs, enqueue_unique_jobs): a run_at in the future
+-- is scheduled in deferred_jobs (no lane work, no NOTIFY), the rest is appended to the ready ring in input order
+-- (append_ready, with its NOTIFY). p_ids[i] NULL skips row i (a duplicate of a unique key). Arrays positionally aligned.
+CREATE OR REPLACE FUNCTION ${schema}.place_new_jobs(p_ids bigint[], p_queues text[], p_kinds text[], p_args jsonb[],
+                                         p_priorities smallint[], p_max_attempts smallint[], p_run_ats timestamptz[],
+                                         p_now timestamptz)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+BEGIN
+    INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
+                                         max_attempts, run_at, created_at)
+    SELECT p_ids[x.ord], x.kind, x.queue, x.args, 'scheduled', x.priority, 0, 0, x.max_attempts, x.run_at, p_now
+      FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
+           WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
+     WHERE p_ids[x.ord] IS NOT NULL AND x.run_at > p_now;
+
+    PERFORM ${schema}.append_ready(array_agg(p_ids[x.ord] ORDER BY x.ord), array_agg(x.queue ORDER BY x.ord),
+                                   array_agg(x.kind ORDER BY x.ord), array_agg(x.args ORDER BY x.ord),
+                                   array_agg(x.priority ORDER BY x.ord), array_agg(x.max_attempts ORDER BY x.ord),
+                                   array_agg(0::smallint ORDER BY x.ord), array_agg(0::bigint ORDER BY x.ord),
+                                   array_agg(NULL::jsonb ORDER BY x.ord), array_agg(p_now ORDER BY x.ord),
+                                   array_agg(coalesce(x.run_at, p_now) ORDER BY x.ord))
+       FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
+            WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
+      WHERE p_ids[x.ord] IS NOT NULL AND (x.run_at IS NULL OR x.run_at <= p_now);
+END
+$$;
+
 -- Enqueue a batch in the caller's transaction (docs/design/delivery-contract.md). Arrays are positionally aligned; job ids come
 -- back in input order. Rows with run_at in the future go to deferred_jobs (no lane work, no NOTIFY).
 CREATE OR REPLACE FUNCTION ${schema}.enqueue_jobs(p_queues text[], p_kinds text[], p_args jsonb[], p_priorities smallint[],
@@ -103,22 +131,7 @@ BEGIN
     SELECT array_agg(nextval('${schema}.job_id_seq') ORDER BY g) INTO v_ids
       FROM generate_series(1, cardinality(p_kinds)) g;
 
-    INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
-                                         max_attempts, run_at, created_at)
-    SELECT v_ids[x.ord], x.kind, x.queue, x.args, 'scheduled', x.priority, 0, 0, x.max_attempts, x.run_at, v_now
-      FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
-           WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
-     WHERE x.run_at > v_now;
-
-    PERFORM ${schema}.append_ready(array_agg(v_ids[x.ord] ORDER BY x.ord), array_agg(x.queue ORDER BY x.ord),
-                                   array_agg(x.kind ORDER BY x.ord), array_agg(x.args ORDER BY x.ord),
-                                   array_agg(x.priority ORDER BY x.ord), array_agg(x.max_attempts ORDER BY x.ord),
-                                   array_agg(0::smallint ORDER BY x.ord), array_agg(0::bigint ORDER BY x.ord),
-                                   array_agg(NULL::jsonb ORDER BY x.ord), array_agg(v_now ORDER BY x.ord),
-                                   array_agg(coalesce(x.run_at, v_now) ORDER BY x.ord))
-       FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
-            WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
-      WHERE x.run_at IS NULL OR x.run_at <= v_now;
+    PERFORM ${schema}.place_new_jobs(v_ids, p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats, v_now);
 
     RETURN QUERY SELECT unnest(v_ids);
 END
