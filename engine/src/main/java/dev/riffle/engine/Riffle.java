@@ -28,6 +28,7 @@ import dev.riffle.engine.internal.sql.Connections;
 import dev.riffle.engine.internal.sql.Db;
 import dev.riffle.engine.internal.sql.SqlCatalog;
 import dev.riffle.engine.internal.sql.StartupChecks;
+import dev.riffle.engine.internal.tracing.JobTracing;
 import dev.riffle.engine.internal.work.HandlerRunner;
 import dev.riffle.engine.internal.work.PendingOutcomes;
 import dev.riffle.engine.internal.time.EngineClock;
@@ -103,11 +104,13 @@ public final class Riffle implements Disposable {
         // First, so every mechanism records into it; the stats meters read lazily, at scrape time.
         this.metrics = RiffleMetrics.bind(config.meterRegistry(), config.schema(), config.clock(), this::stats,
                 EngineMeters.ALL);
+        JobTracing tracing = JobTracing.of(config.observationRegistry(), config.schema());
         this.inFlight = new InFlight(clock);
         this.limits = new dev.riffle.engine.internal.limits.QueueLimits(db, inFlight, scheduler, clock);
-        this.enqueuer = new Enqueuer(db, config.maxArgsBytes(), config.argsCodec(), config.copyEnqueueThreshold());
+        this.enqueuer = new Enqueuer(db, config.maxArgsBytes(), config.argsCodec(), config.copyEnqueueThreshold(),
+                tracing);
         this.completer = new CompletionBatcher(db, inFlight, config.completionBatchSize(), config.completionWindow(),
-                config.completionFlushConcurrency(), scheduler, clock, config.dlqByDefault(), metrics);
+                config.completionFlushConcurrency(), scheduler, clock, config.dlqByDefault(), metrics, tracing);
         this.advancer = new CursorAdvancer(db, config.cursorAdvanceDelay(), scheduler);
         this.listener = new WakeupListener(direct, NotifyChannels.of(config.schema()), clock, scheduler, metrics);
         this.heartbeater = new Heartbeater(db, inFlight, config.maintenance().heartbeatInterval(), scheduler);
@@ -115,7 +118,7 @@ public final class Riffle implements Disposable {
                 config.maxArgsBytes());
         // Everything a delivered attempt calls back into exists before the first claim can hand one out.
         this.claimer = new Claimer(db, advancer, new AttemptServices(completer, heartbeater, callbacks,
-                retryDelays(config), config.argsCodec(), metrics), inFlight,
+                retryDelays(config), config.argsCodec(), metrics, tracing), inFlight,
                 clock);
         this.cancelSignals = listener.cancels().subscribe(inFlight::signal);
         this.maintenance = new Maintenance(config.maintenance(), db, direct, config.schema(), config.dlqByDefault(),

@@ -5,6 +5,7 @@ import dev.riffle.engine.api.ArgsCodec;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueConfig;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import io.r2dbc.spi.ConnectionFactory;
 import java.time.Clock;
 import java.time.Duration;
@@ -94,6 +95,11 @@ import reactor.core.scheduler.Schedulers;
  * @param meterRefreshInterval how often the cached gauges (per-queue depths, dead tuples; docs/operations.md) are
  *                             refreshed by one query, when a {@code meterRegistry} is set; zero for never (default
  *                             {@link #DEFAULT_METER_REFRESH_INTERVAL})
+ * @param observationRegistry optional Micrometer {@code ObservationRegistry}, or null (the default: nothing observed,
+ *                            nothing stored); typed as Object like {@code meterRegistry}, set through the typed
+ *                            {@link Builder#observationRegistry(ObservationRegistry)}. With one, enqueue, claim,
+ *                            handler and completion are observed and the trace context current at enqueue is stored
+ *                            with the job and continued by its handler (docs/tracing.md)
  */
 public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactory connectionFactory,
                            @Nullable ConnectionFactory listenConnectionFactory, @Nullable DatabaseUrl migrationUrl,
@@ -105,7 +111,8 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                            Map<String, QueueConfig> queues, boolean dlqByDefault, MaintenanceConfig maintenance,
                            @Nullable Object meterRegistry, Clock clock, Scheduler scheduler,
                            List<CronSchedule> schedules,
-                           @Nullable ArgsCodec argsCodec, Duration meterRefreshInterval) {
+                           @Nullable ArgsCodec argsCodec, Duration meterRefreshInterval,
+                           @Nullable Object observationRegistry) {
 
     /** Default schema: {@value}. */
     public static final String DEFAULT_SCHEMA = "riffle";
@@ -186,9 +193,14 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                     + "connects over JDBC and cannot use an R2DBC ConnectionFactory. Set migrationUrl, or set "
                     + "migrate(false) and run the migrations yourself (docs/migrations.md)");
         }
-        if (meterRegistry != null && !isMeterRegistry(meterRegistry)) {
+        if (meterRegistry != null && !isInstance("io.micrometer.core.instrument.MeterRegistry", meterRegistry)) {
             throw new IllegalArgumentException("meterRegistry must be an io.micrometer.core.instrument.MeterRegistry, got "
                     + meterRegistry.getClass().getName());
+        }
+        if (observationRegistry != null
+                && !isInstance("io.micrometer.observation.ObservationRegistry", observationRegistry)) {
+            throw new IllegalArgumentException("observationRegistry must be an "
+                    + "io.micrometer.observation.ObservationRegistry, got " + observationRegistry.getClass().getName());
         }
         Objects.requireNonNull(schema, "schema");
         if (!SCHEMA_NAME.matcher(schema).matches()) {
@@ -258,10 +270,10 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         }
     }
 
-    private static boolean isMeterRegistry(Object registry) {
+    /** Whether {@code registry} is a {@code type}, loading that optional type only from the registry's own loader. */
+    private static boolean isInstance(String type, Object registry) {
         try {
-            return Class.forName("io.micrometer.core.instrument.MeterRegistry", false,
-                    registry.getClass().getClassLoader()).isInstance(registry);
+            return Class.forName(type, false, registry.getClass().getClassLoader()).isInstance(registry);
         } catch (ClassNotFoundException | LinkageError e) {
             return false;
         }
@@ -323,6 +335,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         private final List<CronSchedule> schedules = new ArrayList<>();
         private @Nullable ArgsCodec argsCodec;
         private Duration meterRefreshInterval = DEFAULT_METER_REFRESH_INTERVAL;
+        private @Nullable Object observationRegistry;
 
         private Builder() {}
 
@@ -560,6 +573,18 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
             return this;
         }
 
+        /**
+         * Micrometer {@code ObservationRegistry} to observe enqueue, claim, handler and completion with (default
+         * none: nothing observed, no trace context stored). With a tracer bridge on it (Brave or OpenTelemetry), the
+         * trace context current at enqueue is stored with the job and its handler continues that trace, in whichever
+         * process runs it (docs/tracing.md). Micrometer is an optional dependency: this method is the only place
+         * its type appears, and it is loaded only when called.
+         */
+        public Builder observationRegistry(@Nullable ObservationRegistry observationRegistry) {
+            this.observationRegistry = observationRegistry;
+            return this;
+        }
+
         /** The engine's local clock (default {@code Clock.systemUTC()}, elapsed time then by {@code System.nanoTime()}). */
         public Builder clock(Clock clock) {
             this.clock = clock;
@@ -579,7 +604,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                     safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes,
                     copyEnqueueThreshold, workPendingOutcomes, workPrefetch, claimConcurrency, queues, dlqByDefault,
                     maintenance, meterRegistry, clock, scheduler, schedules,
-                    argsCodec, meterRefreshInterval);
+                    argsCodec, meterRefreshInterval, observationRegistry);
         }
     }
 }

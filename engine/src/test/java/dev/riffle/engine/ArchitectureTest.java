@@ -76,19 +76,24 @@ class ArchitectureTest {
     static final ArchRule MICROMETER_STAYS_IN_ITS_BINDING = noClasses()
             .that().resideInAPackage("dev.riffle.engine..")
             .and().doNotHaveFullyQualifiedName("dev.riffle.engine.internal.metrics.MicrometerBinding")
+            .and().doNotHaveFullyQualifiedName("dev.riffle.engine.internal.tracing.ObservationTracing")
             .and().doNotHaveFullyQualifiedName("dev.riffle.engine.RiffleConfig$Builder")
             .should().dependOnClassesThat().resideInAPackage("io.micrometer..")
-            .because("micrometer-core is optional: only the lazily loaded binding may touch it");
+            .because("micrometer-core and micrometer-observation are optional: only the lazily loaded bindings may "
+                    + "touch them");
 
-    /** The builder may name {@code MeterRegistry}, and only as the parameter of {@code meterRegistry(...)}. */
+    /**
+     * The builder may name {@code MeterRegistry} and {@code ObservationRegistry}, and only as the parameters of
+     * {@code meterRegistry(...)} and {@code observationRegistry(...)}.
+     */
     static final ArchRule BUILDER_NAMES_MICROMETER_ONLY_IN_ITS_SETTER = classes()
             .that().haveFullyQualifiedName("dev.riffle.engine.RiffleConfig$Builder")
-            .should(new com.tngtech.archunit.lang.ArchCondition<JavaClass>("touch Micrometer only in meterRegistry's parameter") {
+            .should(new com.tngtech.archunit.lang.ArchCondition<JavaClass>("touch Micrometer only in its setters' parameters") {
                 @Override
                 public void check(JavaClass c, com.tngtech.archunit.lang.ConditionEvents events) {
                     for (com.tngtech.archunit.core.domain.Dependency d : c.getDirectDependenciesFromSelf()) {
                         if (d.getTargetClass().getPackageName().startsWith("io.micrometer")
-                                && !d.getDescription().matches("Method <[^>]*\\.meterRegistry\\([^>]*> has parameter of type .*")) {
+                                && !d.getDescription().matches("Method <[^>]*\\.(meter|observation)Registry\\([^>]*> has parameter of type .*")) {
                             events.add(com.tngtech.archunit.lang.SimpleConditionEvent.violated(c, d.getDescription()));
                         }
                     }
@@ -101,9 +106,11 @@ class ArchitectureTest {
     static final ArchRule JACKSON_STAYS_IN_THE_JSON_CHECK = noClasses()
             .that().resideInAPackage("dev.riffle.engine..")
             .and().doNotHaveFullyQualifiedName("dev.riffle.engine.api.JsonObjectCheck")
+            .and().doNotHaveFullyQualifiedName("dev.riffle.engine.internal.tracing.TraceCarrier")
             .should().dependOnClassesThat().resideInAPackage("tools.jackson..")
             .because("JSON is checked once on the client (docs/adr/0008-json-judged-once.md); the database judges "
-                    + "the rest");
+                    + "the rest. The one other reader is the engine's own trace carrier in the job's payload "
+                    + "(docs/tracing.md), which judges no user JSON");
 
     static final ArchRule INTERNAL_IS_NOT_PUBLIC_API = classes()
             .that().resideInAPackage("dev.riffle.engine.api..")

@@ -240,15 +240,28 @@ class RiffleConfigTest {
     @Test
     void aMeterRegistryOfTheWrongTypeNoLongerPassesBuild() {
         // The builder method is typed; the record's canonical constructor (the Object component) refuses it too.
+        assertThatThrownBy(() -> withRegistries("not a registry", null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("meterRegistry must be an io.micrometer.core.instrument.MeterRegistry");
+    }
+
+    @Test
+    void anObservationRegistryOfTheWrongTypeNoLongerPassesBuild() {
+        assertThatThrownBy(() -> withRegistries(null, "not a registry"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("observationRegistry must be an io.micrometer.observation.ObservationRegistry");
+        assertThat(base().build().observationRegistry()).as("default: none").isNull();
+    }
+
+    private RiffleConfig withRegistries(Object meterRegistry, Object observationRegistry) {
         RiffleConfig ok = base().build();
-        assertThatThrownBy(() -> new RiffleConfig(ok.url(), null, null, null, ok.schema(), ok.migrate(), ok.poolSize(),
+        return new RiffleConfig(ok.url(), null, null, null, ok.schema(), ok.migrate(), ok.poolSize(),
                 ok.applicationName(), ok.maxClaimBatch(), ok.completionBatchSize(), ok.completionWindow(),
                 ok.completionFlushConcurrency(), ok.pollInterval(), ok.safetyPollInterval(), ok.busyRetryDelay(),
                 ok.claimLinger(), ok.cursorAdvanceDelay(), ok.maxArgsBytes(), ok.copyEnqueueThreshold(), ok.workPendingOutcomes(),
                 ok.workPrefetch(), ok.claimConcurrency(), ok.queues(), ok.dlqByDefault(), ok.maintenance(),
-                "not a registry", ok.clock(), ok.scheduler(), ok.schedules(), null, ok.meterRefreshInterval()))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("meterRegistry must be an io.micrometer.core.instrument.MeterRegistry");
+                meterRegistry, ok.clock(), ok.scheduler(), ok.schedules(), null, ok.meterRefreshInterval(),
+                observationRegistry);
     }
 
     @Test

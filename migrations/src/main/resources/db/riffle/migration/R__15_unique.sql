@@ -107,7 +107,8 @@ $$;
 -- Enqueue a batch in which some rows carry unique options (the engine sends a batch here only when one does; a
 -- batch without keys goes to enqueue_jobs and never touches job_unique_claims). Arrays are positionally aligned;
 -- a row with p_states NULL has no key. Returns one row per input row, in input order: the new job's id, or for a
--- duplicate the id of the job that holds the key, with duplicate = true.
+-- duplicate the id of the job that holds the key, with duplicate = true. p_trace: the batch's trace context
+-- (place_new_jobs, R__20_enqueue.sql).
 --
 -- Exactly one job per key, whatever the concurrency: the claim is INSERT ... ON CONFLICT DO NOTHING, which waits
 -- for a producer whose insert of the same key is in flight (its commit makes ours a conflict, its rollback lets
@@ -120,7 +121,8 @@ $$;
 CREATE OR REPLACE FUNCTION ${schema}.enqueue_unique_jobs(p_queues text[], p_kinds text[], p_args jsonb[],
                                                          p_priorities smallint[], p_max_attempts smallint[],
                                                          p_run_ats timestamptz[], p_fields jsonb[], p_keys text[],
-                                                         p_periods_ms bigint[], p_states text[])
+                                                         p_periods_ms bigint[], p_states text[],
+                                                         p_trace jsonb DEFAULT NULL)
 RETURNS TABLE (job_id bigint, duplicate boolean)
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 #variable_conflict use_column
@@ -183,7 +185,8 @@ BEGIN
     -- The rows that are not duplicates go where enqueue_jobs puts new jobs (place_new_jobs, R__20_enqueue.sql).
     PERFORM ${schema}.place_new_jobs(ARRAY(SELECT CASE WHEN v_dup[g] THEN NULL ELSE v_ids[g] END
                                              FROM generate_series(1, v_n) g ORDER BY g),
-                                     p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats, v_now);
+                                     p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats, v_now,
+                                     p_trace);
 
     RETURN QUERY SELECT v_ids[g], v_dup[g] FROM generate_series(1, v_n) g ORDER BY g;
 END

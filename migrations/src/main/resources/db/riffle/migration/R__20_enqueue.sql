@@ -93,15 +93,21 @@ $$;
 -- Where new jobs go, the one rule for every enqueue path (enqueue_jobs, enqueue_unique_jobs): a run_at in the future
 -- is scheduled in deferred_jobs (no lane work, no NOTIFY), the rest is appended to the ready ring in input order
 -- (append_ready, with its NOTIFY). p_ids[i] NULL skips row i (a duplicate of a unique key). Arrays positionally aligned.
+-- p_trace: the trace context current at enqueue (docs/tracing.md), e.g. {"traceparent": "00-..."}, stored for every
+-- row as the engine-owned payload {"trace": p_trace}, which retries, promotion and DLQ retry carry along; NULL (tracing
+-- off, or nothing to propagate) writes no payload, as before.
 CREATE OR REPLACE FUNCTION ${schema}.place_new_jobs(p_ids bigint[], p_queues text[], p_kinds text[], p_args jsonb[],
                                          p_priorities smallint[], p_max_attempts smallint[], p_run_ats timestamptz[],
-                                         p_now timestamptz)
+                                         p_now timestamptz, p_trace jsonb DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    v_payload jsonb := CASE WHEN p_trace IS NULL THEN NULL ELSE jsonb_build_object('trace', p_trace) END;
 BEGIN
     INSERT INTO ${schema}.deferred_jobs (job_id, kind, queue, args, state, priority, attempt, run_lease,
-                                         max_attempts, run_at, created_at)
-    SELECT p_ids[x.ord], x.kind, x.queue, x.args, 'scheduled', x.priority, 0, 0, x.max_attempts, x.run_at, p_now
+                                         max_attempts, run_at, created_at, payload)
+    SELECT p_ids[x.ord], x.kind, x.queue, x.args, 'scheduled', x.priority, 0, 0, x.max_attempts, x.run_at, p_now,
+           v_payload
       FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
            WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
      WHERE p_ids[x.ord] IS NOT NULL AND x.run_at > p_now;
@@ -110,7 +116,7 @@ BEGIN
                                    array_agg(x.kind ORDER BY x.ord), array_agg(x.args ORDER BY x.ord),
                                    array_agg(x.priority ORDER BY x.ord), array_agg(x.max_attempts ORDER BY x.ord),
                                    array_agg(0::smallint ORDER BY x.ord), array_agg(0::bigint ORDER BY x.ord),
-                                   array_agg(NULL::jsonb ORDER BY x.ord), array_agg(p_now ORDER BY x.ord),
+                                   array_agg(v_payload ORDER BY x.ord), array_agg(p_now ORDER BY x.ord),
                                    array_agg(coalesce(x.run_at, p_now) ORDER BY x.ord))
        FROM unnest(p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats)
             WITH ORDINALITY AS x(queue, kind, args, priority, max_attempts, run_at, ord)
@@ -119,9 +125,10 @@ END
 $$;
 
 -- Enqueue a batch in the caller's transaction (docs/design/delivery-contract.md). Arrays are positionally aligned; job ids come
--- back in input order. Rows with run_at in the future go to deferred_jobs (no lane work, no NOTIFY).
+-- back in input order. Rows with run_at in the future go to deferred_jobs (no lane work, no NOTIFY). p_trace: the
+-- batch's trace context, see place_new_jobs.
 CREATE OR REPLACE FUNCTION ${schema}.enqueue_jobs(p_queues text[], p_kinds text[], p_args jsonb[], p_priorities smallint[],
-                                       p_max_attempts smallint[], p_run_ats timestamptz[])
+                                       p_max_attempts smallint[], p_run_ats timestamptz[], p_trace jsonb DEFAULT NULL)
 RETURNS SETOF bigint
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -131,7 +138,8 @@ BEGIN
     SELECT array_agg(nextval('${schema}.job_id_seq') ORDER BY g) INTO v_ids
       FROM generate_series(1, cardinality(p_kinds)) g;
 
-    PERFORM ${schema}.place_new_jobs(v_ids, p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats, v_now);
+    PERFORM ${schema}.place_new_jobs(v_ids, p_queues, p_kinds, p_args, p_priorities, p_max_attempts, p_run_ats, v_now,
+                                     p_trace);
 
     RETURN QUERY SELECT unnest(v_ids);
 END

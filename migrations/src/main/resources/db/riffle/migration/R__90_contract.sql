@@ -9,7 +9,7 @@
 -- for the previous contract cannot run against (a signature, a result column or status word, a meaning).
 CREATE OR REPLACE FUNCTION ${schema}.contract_version() RETURNS int
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 3
+    SELECT 4
 $$;
 
 -- Destructive-upgrade guard (docs/design/maintenance.md): a legacy open_receipt_claims frontier table is dropped when empty;

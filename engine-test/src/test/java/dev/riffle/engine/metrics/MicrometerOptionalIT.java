@@ -14,9 +14,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
 /**
- * Micrometer is an optional dependency of the engine. This module's tests have it (for {@link MetersIT}), so this
- * test runs an engine in a class loader built from the test class path minus every Micrometer and Prometheus jar, and
- * records every class it is asked for: without a registry a job runs and no Micrometer class is even asked for.
+ * Micrometer (micrometer-core for meters, micrometer-observation for tracing) is an optional dependency of the
+ * engine. This module's tests have it (for {@link MetersIT} and {@code TracingIT}), so this test runs an engine in a
+ * class loader built from the test class path minus every Micrometer, Prometheus and Brave jar, and records every
+ * class it is asked for: without a registry a job is enqueued, claimed, handled and completed, and no Micrometer
+ * class, nor the engine's Micrometer bindings, is even asked for.
  */
 @RiffleTest
 class MicrometerOptionalIT {
@@ -33,7 +35,9 @@ class MicrometerOptionalIT {
             // Reactor itself probes io.micrometer.context (context-propagation) and copes with its absence.
             if (name.startsWith("io.micrometer.core.") || name.startsWith("io.micrometer.observation.")
                     || name.startsWith("io.prometheus.")
-                    || name.equals("dev.riffle.engine.internal.metrics.MicrometerBinding")) {
+                    || name.startsWith("io.micrometer.tracing.") || name.startsWith("brave.")
+                    || name.equals("dev.riffle.engine.internal.metrics.MicrometerBinding")
+                    || name.equals("dev.riffle.engine.internal.tracing.ObservationTracing")) {
                 requested.add(name);
             }
             return super.loadClass(name, resolve);
@@ -42,7 +46,7 @@ class MicrometerOptionalIT {
 
     private static boolean micrometer(String entry) {
         String e = entry.replace('\\', '/');
-        return e.contains("/io/micrometer/") || e.contains("/io/prometheus/");
+        return e.contains("/io/micrometer/") || e.contains("/io/prometheus/") || e.contains("/io/zipkin/");
     }
 
     @Test
@@ -60,10 +64,13 @@ class MicrometerOptionalIT {
                 kept.add(new File(entry).toURI().toURL());
             }
         }
-        assertThat(dropped).anyMatch(e -> e.replace('\\', '/').contains("/io/micrometer/micrometer-core/"));
+        assertThat(dropped).anyMatch(e -> e.replace('\\', '/').contains("/io/micrometer/micrometer-core/"))
+                .anyMatch(e -> e.replace('\\', '/').contains("/io/micrometer/micrometer-observation/"));
 
         try (RecordingLoader loader = new RecordingLoader(kept.toArray(URL[]::new))) {
             assertThatThrownBy(() -> Class.forName("io.micrometer.core.instrument.MeterRegistry", false, loader))
+                    .isInstanceOf(ClassNotFoundException.class);
+            assertThatThrownBy(() -> Class.forName("io.micrometer.observation.ObservationRegistry", false, loader))
                     .isInstanceOf(ClassNotFoundException.class);
             loader.requested.clear();
 

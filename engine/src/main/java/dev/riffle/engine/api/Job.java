@@ -55,6 +55,21 @@ public interface Job {
      */
     @org.jspecify.annotations.Nullable String payloadJson();
 
+    /**
+     * {@code handler} run inside this attempt's handler observation ({@link RiffleObservation#HANDLE}), when the
+     * engine has an {@code ObservationRegistry} ({@code RiffleConfig.Builder.observationRegistry}): the observation
+     * continues the trace that was current when the job was enqueued (stored with the job, so also when another
+     * process enqueued it), and is in {@code handler}'s Reactor Context under Micrometer's
+     * {@code ObservationThreadLocalAccessor.KEY} while it runs, so the handler's own observations (an HTTP client's,
+     * a database driver's) are its children. {@code Riffle.work(...)} does this for every handler; with
+     * {@code subscribe()} wrap the handler yourself:
+     * {@code riffle.subscribe("q").flatMap(job -> job.observed(handle(job)).then(job.complete()), 32)}.
+     * Without a registry (and in this default implementation) {@code handler} is returned unchanged.
+     */
+    default <T> Mono<T> observed(Mono<T> handler) {
+        return handler;
+    }
+
     /** Records a progress checkpoint in memory; it is written with the next heartbeat. Never blocks. */
     void progress(JobProgress progress);
 

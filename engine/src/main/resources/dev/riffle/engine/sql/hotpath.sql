@@ -1,14 +1,17 @@
 -- Hot-path statements. Each is one round trip; the work happens in functions installed by the migrations.
 
 -- name: enqueue
+-- $7: the trace context to store with the jobs (docs/tracing.md), NULL when tracing is off or there is none.
 SELECT j AS job_id
-  FROM ${schema}.enqueue_jobs($1::text[], $2::text[], $3::jsonb[], $4::smallint[], $5::smallint[], $6::timestamptz[]) AS j
+  FROM ${schema}.enqueue_jobs($1::text[], $2::text[], $3::jsonb[], $4::smallint[], $5::smallint[], $6::timestamptz[],
+                              $7::jsonb) AS j
 
 -- name: enqueue_unique
 -- Only for a batch in which some job carries unique options (docs/unique-jobs.md); other batches use enqueue above.
 SELECT u.job_id, u.duplicate
   FROM ${schema}.enqueue_unique_jobs($1::text[], $2::text[], $3::jsonb[], $4::smallint[], $5::smallint[],
-                                     $6::timestamptz[], $7::jsonb[], $8::text[], $9::bigint[], $10::text[]) AS u
+                                     $6::timestamptz[], $7::jsonb[], $8::text[], $9::bigint[], $10::text[],
+                                     $11::jsonb) AS u
 
 -- name: enqueue_staging_create
 -- COPY bulk enqueue (docs/bulk-enqueue.md), step 1: the session's staging table, created in the transaction that
@@ -34,7 +37,7 @@ COPY pg_temp.riffle_enqueue_staging_v1 (batch, ord, queue, kind, args, priority,
 -- name: enqueue_staged
 -- Step 3: the batch through the same enqueue_jobs as the enqueue statement above (lanes, shards, ring slot,
 -- deferred rows, NOTIFY on commit), in staging order; ids come back in that order. The staged rows are consumed,
--- so a second batch in the same transaction starts from an empty table.
+-- so a second batch in the same transaction starts from an empty table. $2: the batch's trace context, as $7 above.
 WITH staged AS (
     DELETE FROM pg_temp.riffle_enqueue_staging_v1 s WHERE s.batch = $1 RETURNING s.*
 ), b AS (
@@ -44,7 +47,7 @@ WITH staged AS (
       FROM staged s
 )
 SELECT j.job_id
-  FROM b, ${schema}.enqueue_jobs(b.queues, b.kinds, b.args, b.priorities, b.max_attempts, b.run_ats)
+  FROM b, ${schema}.enqueue_jobs(b.queues, b.kinds, b.args, b.priorities, b.max_attempts, b.run_ats, $2::jsonb)
           WITH ORDINALITY AS j(job_id, ord)
  ORDER BY j.ord
 

@@ -155,6 +155,12 @@ public final class ClaimedJob implements Job {
         });
     }
 
+    @Override
+    public <T> Mono<T> observed(Mono<T> handler) {
+        java.util.Objects.requireNonNull(handler, "handler");
+        return services.tracing().handle(this, handler, v -> v instanceof JobOutcome o ? outcomeTag(o) : null);
+    }
+
     private String outcomeTag(@Nullable JobOutcome o) {
         if (o == null) {
             return "released";

@@ -82,7 +82,8 @@ public final class Claimer {
                 }
             };
             long started = clock.nanos();
-            return claimWithDetour(queues, deadlineSecs, materialize, max, caps)
+            return services.tracing().claim(queues, claimWithDetour(queues, deadlineSecs, materialize, max, caps),
+                            r -> r.jobs().size())
                     .doOnSuccess(r -> countDown.run())
                     .doOnSuccess(r -> ClaimMeters.claimed(services.meters(), clock.nanos() - started, r))
                     .doOnError(e -> countDown.run())

@@ -68,6 +68,7 @@ public final class CompletionBatcher implements AttemptCloser {
     private final boolean dlqDefault;
     private final EngineClock clock;
     private final dev.riffle.engine.internal.metrics.Recorder meters;
+    private final dev.riffle.engine.internal.tracing.JobTracing tracing;
     private volatile boolean shutdown;
     /** Set when the engine gives up on buffered outcomes: transient flush failures are no longer retried. */
     private volatile boolean abandoned;
@@ -85,8 +86,17 @@ public final class CompletionBatcher implements AttemptCloser {
     /** Creates the batcher, recording flush duration and size to {@code meters}. */
     public CompletionBatcher(Db db, InFlight inFlight, int batchSize, Duration window, int flushConcurrency, Scheduler timer,
                              EngineClock clock, boolean dlqDefault, dev.riffle.engine.internal.metrics.Recorder meters) {
+        this(db, inFlight, batchSize, window, flushConcurrency, timer, clock, dlqDefault, meters,
+                dev.riffle.engine.internal.tracing.JobTracing.NONE);
+    }
+
+    /** Creates the batcher, recording flush meters to {@code meters} and observing each flush with {@code tracing}. */
+    public CompletionBatcher(Db db, InFlight inFlight, int batchSize, Duration window, int flushConcurrency, Scheduler timer,
+                             EngineClock clock, boolean dlqDefault, dev.riffle.engine.internal.metrics.Recorder meters,
+                             dev.riffle.engine.internal.tracing.JobTracing tracing) {
         this.clock = clock;
         this.meters = meters;
+        this.tracing = tracing;
         this.db = db;
         this.inFlight = inFlight;
         this.batchSize = batchSize;
@@ -195,11 +205,12 @@ public final class CompletionBatcher implements AttemptCloser {
         flushes.incrementAndGet();
         Mono<Void> a = completes.isEmpty() ? Mono.empty() : send(completes, true);
         Mono<Void> b = closes.isEmpty() ? Mono.empty() : send(closes, false);
+        Mono<Void> both = tracing.complete(batch.size(), Mono.when(a, b));
         if (!meters.enabled()) {
-            return Mono.when(a, b);
+            return both;
         }
         long started = clock.nanos();
-        return Mono.when(a, b).doOnSuccess(v -> {
+        return both.doOnSuccess(v -> {
             meters.record(dev.riffle.engine.api.RiffleMeter.FLUSH_DURATION, clock.nanos() - started);
             meters.record(dev.riffle.engine.api.RiffleMeter.FLUSH_BATCH_SIZE, batch.size());
         });

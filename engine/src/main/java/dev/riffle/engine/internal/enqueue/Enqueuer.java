@@ -7,6 +7,7 @@ import dev.riffle.engine.api.JobClient;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.UniqueOptions;
 import dev.riffle.engine.internal.sql.Db;
+import dev.riffle.engine.internal.tracing.JobTracing;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.r2dbc.postgresql.api.PostgresqlConnection;
@@ -47,16 +48,23 @@ public final class Enqueuer implements JobClient {
     private final int maxArgsBytes;
     private final @Nullable ArgsCodec codec;
     private final int copyThreshold;
+    private final JobTracing tracing;
 
     /**
      * Creates the enqueuer; {@code codec} encodes typed args (null: typed args are refused); batches of at least
      * {@code copyThreshold} jobs take the COPY path (0: never).
      */
     public Enqueuer(Db db, int maxArgsBytes, @Nullable ArgsCodec codec, int copyThreshold) {
+        this(db, maxArgsBytes, codec, copyThreshold, JobTracing.NONE);
+    }
+
+    /** As above, each batch observed by {@code tracing}, which also gives the trace context stored with its jobs. */
+    public Enqueuer(Db db, int maxArgsBytes, @Nullable ArgsCodec codec, int copyThreshold, JobTracing tracing) {
         this.db = db;
         this.maxArgsBytes = maxArgsBytes;
         this.codec = codec;
         this.copyThreshold = copyThreshold;
+        this.tracing = tracing;
     }
 
     @Override
@@ -88,7 +96,8 @@ public final class Enqueuer implements JobClient {
     public Mono<List<EnqueueResult>> enqueueManyWithResult(List<NewJob> jobs) {
         return Mono.defer(() -> {
             List<NewJob> encoded = validate(jobs);
-            return Mono.usingWhen(db.pool().create(), c -> run(c, encoded), Connection::close);
+            return tracing.enqueue(encoded, trace ->
+                    Mono.usingWhen(db.pool().create(), c -> run(c, encoded, trace), Connection::close));
         });
     }
 
@@ -102,7 +111,7 @@ public final class Enqueuer implements JobClient {
         Objects.requireNonNull(connection, "connection");
         return Mono.defer(() -> {
             List<NewJob> encoded = validate(jobs);
-            return run(connection, encoded);
+            return tracing.enqueue(encoded, trace -> run(connection, encoded, trace));
         });
     }
 
@@ -150,7 +159,8 @@ public final class Enqueuer implements JobClient {
         return j.encodeArgs(codec);
     }
 
-    private Mono<List<EnqueueResult>> run(Connection c, List<NewJob> jobs) {
+    /** One batch on {@code c}; {@code trace} (JSON, or null) is the trace context stored with its jobs. */
+    private Mono<List<EnqueueResult>> run(Connection c, List<NewJob> jobs, @Nullable String trace) {
         int n = jobs.size();
         boolean anyUnique = false;
         for (NewJob j : jobs) {
@@ -159,7 +169,7 @@ public final class Enqueuer implements JobClient {
         if (!anyUnique && copyThreshold > 0 && n >= copyThreshold) {
             PostgresqlConnection pg = postgres(c);
             if (pg != null) {
-                return copy(c, pg, jobs).onErrorMap(e -> Db.isDataException(e) || "23514".equals(Db.sqlState(e)),
+                return copy(c, pg, jobs, trace).onErrorMap(e -> Db.isDataException(e) || "23514".equals(Db.sqlState(e)),
                         Enqueuer::rejected);
             }
         }
@@ -181,9 +191,9 @@ public final class Enqueuer implements JobClient {
         Flux<EnqueueResult> rows;
         if (!anyUnique) {
             // Jobs without unique options never reach job_unique_claims (docs/adr/0012).
-            rows = db.query(c, "enqueue", (Statement st) -> st
+            rows = db.query(c, "enqueue", (Statement st) -> bindTrace(st
                             .bind("$1", queues).bind("$2", kinds).bind("$3", args).bind("$4", prios)
-                            .bind("$5", maxAttempts).bind("$6", runAts),
+                            .bind("$5", maxAttempts).bind("$6", runAts), "$7", trace),
                     row -> new EnqueueResult(row.get("job_id", Long.class), false));
         } else {
             String[] fields = new String[n];
@@ -200,10 +210,10 @@ public final class Enqueuer implements JobClient {
                     states[i] = p.states();
                 }
             }
-            rows = db.query(c, "enqueue_unique", (Statement st) -> st
+            rows = db.query(c, "enqueue_unique", (Statement st) -> bindTrace(st
                             .bind("$1", queues).bind("$2", kinds).bind("$3", args).bind("$4", prios)
                             .bind("$5", maxAttempts).bind("$6", runAts).bind("$7", fields).bind("$8", keys)
-                            .bind("$9", periods).bind("$10", states),
+                            .bind("$9", periods).bind("$10", states), "$11", trace),
                     row -> new EnqueueResult(row.get("job_id", Long.class),
                             Boolean.TRUE.equals(row.get("duplicate", Boolean.class))));
         }
@@ -214,6 +224,11 @@ public final class Enqueuer implements JobClient {
                 // error. Nothing was written: the statement failed whole. On the caller's connection its
                 // transaction is aborted all the same (JobClient says so), which is why NewJob checks the syntax.
                 .onErrorMap(e -> Db.isDataException(e) || "23514".equals(Db.sqlState(e)), Enqueuer::rejected);
+    }
+
+    /** Binds the trace context: JSON text, or NULL (nothing stored: the payload stays NULL, as without tracing). */
+    private static Statement bindTrace(Statement st, String name, @Nullable String trace) {
+        return trace != null ? st.bind(name, trace) : st.bindNull(name, String.class);
     }
 
     /**
@@ -240,13 +255,15 @@ public final class Enqueuer implements JobClient {
      * all-or-nothing as the array path's single statement is. {@code c} drives the transaction (a pool's
      * connection knows its own state), {@code pg} is the driver's connection under it, for the COPY.
      */
-    private Mono<List<EnqueueResult>> copy(Connection c, PostgresqlConnection pg, List<NewJob> jobs) {
+    private Mono<List<EnqueueResult>> copy(Connection c, PostgresqlConnection pg, List<NewJob> jobs,
+                                           @Nullable String trace) {
         return Mono.defer(() -> {
             long batch = STAGING_BATCHES.incrementAndGet();
             Mono<List<EnqueueResult>> steps = Flux.from(c.createStatement(db.sql().get("enqueue_staging_create")).execute())
                     .concatMap(r -> r.getRowsUpdated())
                     .then(pg.copyIn(db.sql().get("enqueue_staging_copy")).fromMany(copyRows(batch, jobs)).build())
-                    .flatMap(copied -> db.query(c, "enqueue_staged", (Statement st) -> st.bind("$1", batch),
+                    .flatMap(copied -> db.query(c, "enqueue_staged",
+                                    (Statement st) -> bindTrace(st.bind("$1", batch), "$2", trace),
                                     row -> new EnqueueResult(row.get("job_id", Long.class), false))
                             .collectList()
                             .map(ids -> {

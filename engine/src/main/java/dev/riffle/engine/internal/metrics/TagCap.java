@@ -7,18 +7,21 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Caps the distinct values of the user-chosen tags ({@code queue}, {@code kind}) at {@link RiffleMeter#MAX_TAG_VALUES}
- * per tag; later values read {@link RiffleMeter#OTHER_TAG_VALUE}. Other tags (ring, outcome, table) are bounded by the
+ * per tag; later values read {@link RiffleMeter#OTHER_TAG_VALUE}. Shared by the meters and the observations
+ * (internal.tracing). Other tags (ring, outcome, table) are bounded by the
  * engine itself and pass through.
  */
-final class TagCap {
+public final class TagCap {
     private final int max;
     private final Map<String, Set<String>> seen = new ConcurrentHashMap<>();
 
-    TagCap(int max) {
+    /** Keeps at most {@code max} distinct values per capped tag. */
+    public TagCap(int max) {
         this.max = max;
     }
 
-    String cap(String key, String value) {
+    /** {@code value} as the tag {@code key} records it: itself, or the other-value past the cap. */
+    public String cap(String key, String value) {
         if (!"queue".equals(key) && !"kind".equals(key)) {
             return value;
         }

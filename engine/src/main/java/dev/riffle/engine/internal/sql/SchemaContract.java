@@ -13,7 +13,7 @@ import reactor.core.publisher.Mono;
 public final class SchemaContract {
 
     /** The contract version this engine runs against. */
-    public static final int VERSION = 3;
+    public static final int VERSION = 4;
 
     private SchemaContract() {}
 

@@ -53,11 +53,13 @@ public final class HandlerRunner {
      */
     public Mono<Handled> handle(Job job) {
         JobHandler handler = handlers.get(job.kind());
-        Mono<JobOutcome> outcome = handler == null
-                ? Mono.just(JobOutcome.fail("no handler registered for kind '" + job.kind() + "'"))
-                : Mono.defer(() -> handler.handle(job))
-                        .defaultIfEmpty(JobOutcome.complete())
-                        .onErrorResume(e -> Mono.just(JobOutcome.retryOn(e)));
+        // Observed (Job.observed, a no-op without an ObservationRegistry) inside the error mapping, so the
+        // handler's observation sees its error, and inside takeUntilOther, so a taken-away attempt reads interrupted.
+        Mono<JobOutcome> outcome = job.observed(handler == null
+                        ? Mono.just(JobOutcome.fail("no handler registered for kind '" + job.kind() + "'"))
+                        : Mono.defer(() -> handler.handle(job)))
+                .defaultIfEmpty(JobOutcome.complete())
+                .onErrorResume(e -> Mono.just(JobOutcome.retryOn(e)));
         if (meters.enabled()) {
             outcome = timed(job, outcome);
         }
