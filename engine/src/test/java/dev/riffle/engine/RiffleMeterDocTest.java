@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.riffle.engine.api.RiffleMeter;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.Set;
@@ -36,18 +34,7 @@ class RiffleMeterDocTest {
 
     @Test
     void theOperationsTableIsTheEnums() throws IOException {
-        String doc = Files.readString(DOC, StandardCharsets.UTF_8);
-        int from = doc.indexOf(BEGIN);
-        int to = doc.indexOf(END);
-        assertThat(from).as("marker in %s", DOC).isNotNegative();
-        assertThat(to).isGreaterThan(from);
-        String expected = BEGIN + "\n\n" + table() + "\n" + END;
-        if (Boolean.getBoolean("riffle.docs.write")) {
-            doc = doc.substring(0, from) + expected + doc.substring(to + END.length());
-            Files.writeString(DOC, doc, StandardCharsets.UTF_8);
-            to = doc.indexOf(END);
-        }
-        assertThat(doc.substring(from, to + END.length())).isEqualTo(expected);
+        DocTable.check(DOC, BEGIN, END, table());
     }
 
     @Test

@@ -6,6 +6,7 @@ import dev.riffle.engine.RiffleConfig;
 import dev.riffle.engine.api.ArgsCodec;
 import dev.riffle.engine.api.CronSchedule;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ConnectionFactoryOptions;
 import java.util.Map;
@@ -30,7 +31,8 @@ import org.springframework.core.io.ResourceLoader;
  *
  * <p>Unless the application defines its own {@link Riffle} bean: a {@link RiffleConfig} from {@code riffle.*}
  * ({@link RiffleProperties}) on the application's R2DBC {@code ConnectionFactory} bean (or {@code riffle.url}), with
- * the application's {@code MeterRegistry} when it has exactly one, migrations when riffle-migrations is on the
+ * the application's {@code MeterRegistry} and {@code ObservationRegistry} when it has exactly one of each (tracing,
+ * docs/tracing.md), migrations when riffle-migrations is on the
  * classpath, the application's {@link ArgsCodec} bean when it has exactly one, every {@link CronSchedule} bean, and
  * every {@link RiffleConfigCustomizer}; then the engine, started while the context refreshes (so the
  * application does not come up on an unmigrated or unreachable schema). For whichever {@code Riffle} bean there is:
@@ -41,6 +43,7 @@ import org.springframework.core.io.ResourceLoader;
         "org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
         "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration"})
 @ConditionalOnClass(Riffle.class)
 @ConditionalOnBooleanProperty(name = "riffle.enabled", matchIfMissing = true)
@@ -152,6 +155,27 @@ public class RiffleAutoConfiguration {
                 MeterRegistry registry = registries.getIfUnique();
                 if (registry != null) {
                     builder.meterRegistry(registry);
+                }
+            };
+        }
+    }
+
+    /**
+     * The application's {@code ObservationRegistry}, when it has exactly one: enqueue, claim, handler and completion
+     * are observed, and with Boot's tracing (a Brave or OpenTelemetry bridge) the trace of the request that enqueued
+     * a job continues in its handler (docs/tracing.md).
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(ObservationRegistry.class)
+    static class ObservationConfiguration {
+
+        @Bean
+        @Order(0)
+        RiffleConfigCustomizer riffleObservationRegistryCustomizer(ObjectProvider<ObservationRegistry> registries) {
+            return builder -> {
+                ObservationRegistry registry = registries.getIfUnique();
+                if (registry != null) {
+                    builder.observationRegistry(registry);
                 }
             };
         }

@@ -5,7 +5,7 @@
  * ({@link dev.riffle.spring.boot.RiffleHandler}, {@link dev.riffle.spring.boot.RiffleJobHandler}) and run by
  * {@link dev.riffle.spring.boot.RiffleLifecycle}, which also shuts the engine down gracefully in Boot's shutdown
  * phase; a health indicator ({@link dev.riffle.spring.boot.RiffleHealthIndicator}); the application's
- * {@code MeterRegistry} when it has one; migrations when {@code riffle-migrations} (Flyway) is on the classpath.
+ * {@code MeterRegistry} and {@code ObservationRegistry} (tracing) when it has one; migrations when {@code riffle-migrations} (Flyway) is on the classpath.
  */
 @NullMarked
 package dev.riffle.spring.boot;

@@ -13,6 +13,7 @@ import dev.riffle.engine.test.RiffleTest;
 import dev.riffle.engine.test.TestDatabase;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import io.r2dbc.spi.ConnectionFactory;
 import java.time.Duration;
 import java.util.Queue;
@@ -206,6 +207,23 @@ class RiffleAutoConfigurationTest {
     }
 
     @Test
+    void bindsTheApplicationsObservationRegistry(TestDatabase db) {
+        java.util.List<String> observed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ObservationRegistry registry = ObservationRegistry.create();
+        registry.observationConfig().observationHandler(context -> {
+            observed.add(context.getName());
+            return false;
+        });
+        TestApps.runner(db).withBean(ObservationRegistry.class, () -> registry).run(ctx -> {
+            assertThat(ctx).hasNotFailed();
+            assertThat(ctx.getBean(RiffleConfig.class).observationRegistry()).isSameAs(registry);
+            ctx.getBean(Riffle.class).client().enqueue(NewJob.builder("observed.kind").queue("observed").build())
+                    .block(Duration.ofSeconds(10));
+            assertThat(observed).contains("riffle.enqueue");
+        });
+    }
+
+    @Test
     void bindsTheApplicationsArgsCodecAndCronScheduleBeans(TestDatabase db) {
         dev.riffle.engine.api.ArgsCodec codec = new dev.riffle.engine.api.ArgsCodec() {
             // Text args as {"text": "..."} both ways (no quotes or escapes inside, which is all this test sends).
@@ -233,7 +251,10 @@ class RiffleAutoConfigurationTest {
 
     @Test
     void noMeterRegistryWithoutOne(TestDatabase db) {
-        TestApps.runner(db).run(ctx -> assertThat(ctx.getBean(RiffleConfig.class).meterRegistry()).isNull());
+        TestApps.runner(db).run(ctx -> {
+            assertThat(ctx.getBean(RiffleConfig.class).meterRegistry()).isNull();
+            assertThat(ctx.getBean(RiffleConfig.class).observationRegistry()).isNull();
+        });
     }
 
     @Test
