@@ -95,12 +95,25 @@
     if (s < 3600) return Math.floor(s / 60) + ' min ' + Math.round(s % 60) + ' s';
     return (s / 3600).toFixed(1) + ' h';
   }
+  function axis(v) { return Number.isInteger(v) ? String(v) : v.toFixed(1); }
   function when(iso) { return iso ? new Date(iso).toLocaleString() : ''; }
 
   // ---- queues
 
+  // A table is rebuilt only when its data changed: an unchanged row stays the same element, so a click that lands
+  // between two polls is never lost to a rebuilt button.
+  const drawn = {};
+  function changed(name, data) {
+    const sig = JSON.stringify(data) + readOnly;
+    if (drawn[name] === sig) return false;
+    drawn[name] = sig;
+    return true;
+  }
+
   async function refreshQueues() {
     const data = await api('queues');
+    $('#sampled').textContent = data.sampledAt ? 'sampled ' + new Date(data.sampledAt).toLocaleTimeString() : '';
+    if (!changed('queues', data.queues)) return;
     const body = $('#queues tbody');
     body.replaceChildren(...data.queues.map((q) => el('tr', { 'data-queue': q.queue },
       el('td', { text: q.queue }),
@@ -122,7 +135,6 @@
     )));
     $('#queues-empty').hidden = data.queues.length > 0;
     $('#queues-empty').textContent = data.sampledAt ? 'No queue yet.' : 'Waiting for the first sample\u2026';
-    $('#sampled').textContent = data.sampledAt ? 'sampled ' + new Date(data.sampledAt).toLocaleTimeString() : '';
   }
 
   // ---- charts: inline SVG, one polyline each over the sampler's history
@@ -168,15 +180,16 @@
   async function refreshCharts() {
     const m = await api('metrics');
     chart($('#chart-throughput'), m.points, 'completedPerSecond', 'line-throughput',
-      (v) => (v >= 10 ? Math.round(v) : v.toFixed(1)), m.historySeconds);
+      (v) => axis(v), m.historySeconds);
     chart($('#chart-latency'), m.points, 'oldestAvailableAgeSeconds', 'line-latency',
-      (v) => (v >= 10 ? Math.round(v) + 's' : v.toFixed(1) + 's'), m.historySeconds);
+      (v) => axis(v) + 's', m.historySeconds);
   }
 
   // ---- DLQ
 
   async function refreshDlq() {
     const data = await api('dlq?limit=50');
+    if (!changed('dlq', data.jobs)) return;
     $('#dlq tbody').replaceChildren(...data.jobs.map((j) => {
       const last = j.errors.length ? j.errors[j.errors.length - 1] : null;
       return el('tr', { 'data-job': j.id },
