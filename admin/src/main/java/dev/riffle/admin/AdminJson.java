@@ -80,8 +80,11 @@ public final class AdminJson {
         g.writeEndObject();
     }
 
-    /** A queue's counts: queue, available, inFlight, scheduled, completed, paused. Leaves the object open. */
-    public static void queueCountsFields(JsonGenerator g, QueueCounts q) {
+    /**
+     * Starts a queue's object with its counts: queue, available, inFlight, scheduled, completed, paused. The object is
+     * left open for the caller's own fields (the HTTP table adds dlq and rates); the caller ends it.
+     */
+    public static void startQueueCounts(JsonGenerator g, QueueCounts q) {
         g.writeStartObject();
         g.writeStringProperty("queue", q.queue());
         g.writeNumberProperty("available", q.available());

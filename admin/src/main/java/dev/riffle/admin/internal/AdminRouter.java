@@ -223,7 +223,7 @@ public final class AdminRouter {
             g.writeArrayPropertyStart("queues");
             if (latest != null) {
                 for (QueueSampler.QueueSample q : latest.queues()) {
-                    AdminJson.queueCountsFields(g, q.counts());
+                    AdminJson.startQueueCounts(g, q.counts());
                     g.writeNumberProperty("dlq", q.dlq());
                     g.writeNumberProperty("oldestAvailableAgeSeconds", q.oldestAvailableAgeSeconds());
                     g.writeNumberProperty("completedPerSecond", h.completedPerSecond(q.counts().queue()));
@@ -239,7 +239,7 @@ public final class AdminRouter {
         return Mono.zip(riffle.counts(queue), admin.queueDepths(List.of(queue)).next()
                         .defaultIfEmpty(new QueueDepth(queue, 0, 0, 0, 0, java.time.Duration.ZERO)))
                 .map(t -> Reply.json(g -> {
-                    AdminJson.queueCountsFields(g, t.getT1());
+                    AdminJson.startQueueCounts(g, t.getT1());
                     g.writeNumberProperty("dlq", t.getT2().dlq());
                     g.writeNumberProperty("oldestAvailableAgeSeconds", t.getT2().oldestAvailableAge().toMillis() / 1000.0);
                     g.writeEndObject();
