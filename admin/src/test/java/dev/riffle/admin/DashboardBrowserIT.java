@@ -17,8 +17,11 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.StaleElementReferenceException;
@@ -44,6 +47,7 @@ import reactor.netty.DisposableServer;
  */
 @RiffleTest
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class) // the README's picture shows the first test's queues only
 class DashboardBrowserIT {
 
     static final Path CHROMIUM = Path.of(System.getenv().getOrDefault("RIFFLE_CHROMIUM", "/usr/bin/chromium"));
@@ -137,6 +141,7 @@ class DashboardBrowserIT {
     }
 
     @Test
+    @Order(1)
     void countsMoveAfterAnEnqueueAndADlqJobIsRetriedWithAClick() throws IOException {
         String base = "http://127.0.0.1:" + server.port() + "/riffle/";
         driver.get(base);
@@ -205,6 +210,7 @@ class DashboardBrowserIT {
     }
 
     @Test
+    @Order(2)
     void theReadOnlyPageDrawsNoActionButton() {
         riffle.client().enqueue(NewJob.builder("audit.write").queue("audit").build()).block(Http.TIMEOUT);
         long dead = riffle.client().enqueue(NewJob.builder("audit.fail").queue("audit_dlq").build()).block(Http.TIMEOUT);
