@@ -111,8 +111,7 @@ class AdminHttpIT {
         JsonNode after = await(() -> http.get("/riffle/api/queues").json(),
                 t -> queue(t, "h_count").get("completed").asLong() == 3, "3 completed");
         assertThat(queue(after, "h_count").get("available").asLong()).isZero();
-        // the rate is measured over the last few samples: it shows the burst right after it is sampled
-        assertThat(queue(after, "h_count").get("completedPerSecond").asDouble()).isPositive();
+        // the table's rate covers the last few samples only (QueueSamplerTest); the chart keeps the whole history
         JsonNode metrics = http.get("/riffle/api/metrics").json();
         assertThat(metrics.get("historySeconds").asLong()).isEqualTo(30);
         assertThat(metrics.get("points").valueStream().mapToDouble(p -> p.get("completedPerSecond").asDouble()).max()
