@@ -1,18 +1,15 @@
 package dev.riffle.cli;
 
+import dev.riffle.admin.AdminJson;
 import dev.riffle.engine.Riffle;
 import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 import tools.jackson.core.JsonGenerator;
-import tools.jackson.core.json.JsonFactory;
 
 /** What every command shares: the root command's options, the output, an engine for the length of the command. */
 abstract class Base implements Callable<Integer> {
-
-    private static final JsonFactory JSON = JsonFactory.builder().build();
 
     @Spec
     CommandSpec spec;
@@ -50,11 +47,7 @@ abstract class Base implements Callable<Integer> {
 
     /** Writes one JSON document, then a newline. */
     void printJson(JsonBody body) {
-        StringWriter w = new StringWriter();
-        try (JsonGenerator g = JSON.createGenerator(w)) {
-            body.write(g);
-        }
-        out().println(w);
+        out().println(AdminJson.document(body::write));
     }
 
     /** Writes a JSON document. */

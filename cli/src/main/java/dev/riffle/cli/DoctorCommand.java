@@ -1,5 +1,6 @@
 package dev.riffle.cli;
 
+import dev.riffle.admin.AdminJson;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.DoctorReport;
 import picocli.CommandLine.Command;
@@ -14,46 +15,7 @@ final class DoctorCommand extends Base {
     int run(Riffle riffle) {
         DoctorReport report = riffle.admin().doctor().block(RiffleCli.TIMEOUT);
         if (json()) {
-            printJson(g -> {
-                g.writeStartObject();
-                g.writeBooleanProperty("ok", report.ok());
-                g.writeArrayPropertyStart("violations");
-                for (DoctorReport.Violation v : report.violations()) {
-                    g.writeStartObject();
-                    g.writeStringProperty("check", v.check());
-                    if (v.ring() != null) {
-                        g.writeStringProperty("ring", v.ring().sqlName());
-                    }
-                    if (v.slot() != null) {
-                        g.writeNumberProperty("slot", v.slot());
-                    }
-                    g.writeStringProperty("detail", v.detail());
-                    g.writeEndObject();
-                }
-                g.writeEndArray();
-                g.writeArrayPropertyStart("openAttempts");
-                for (DoctorReport.Attempt a : report.openAttempts()) {
-                    attempt(g, a);
-                }
-                g.writeEndArray();
-                g.writeArrayPropertyStart("rings");
-                for (DoctorReport.RingPrune r : report.rings()) {
-                    g.writeStartObject();
-                    g.writeStringProperty("ring", r.ring().sqlName());
-                    g.writeNumberProperty("slot", r.slot());
-                    g.writeStringProperty("state", r.state());
-                    g.writeBooleanProperty("blocked", r.blocked());
-                    g.writeStringProperty("detail", r.detail());
-                    g.writeArrayPropertyStart("blockedBy");
-                    for (DoctorReport.Attempt a : r.blockedBy()) {
-                        attempt(g, a);
-                    }
-                    g.writeEndArray();
-                    g.writeEndObject();
-                }
-                g.writeEndArray();
-                g.writeEndObject();
-            });
+            printJson(g -> AdminJson.doctor(g, report));
         } else {
             out().println(report.ok() ? "doctor: ok, no invariant violated"
                     : "doctor: " + report.violations().size() + " violation(s)");
@@ -76,15 +38,5 @@ final class DoctorCommand extends Base {
             }
         }
         return report.ok() ? RiffleCli.OK : RiffleCli.FAILED;
-    }
-
-    private static void attempt(tools.jackson.core.JsonGenerator g, DoctorReport.Attempt a) {
-        g.writeStartObject();
-        g.writeStringProperty("ring", a.ring().sqlName());
-        g.writeNumberProperty("slot", a.slot());
-        g.writeNumberProperty("jobId", a.jobId());
-        g.writeNumberProperty("runLease", a.runLease());
-        g.writeStringProperty("note", a.note());
-        g.writeEndObject();
     }
 }

@@ -1,5 +1,6 @@
 package dev.riffle.cli;
 
+import dev.riffle.admin.AdminJson;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.JobError;
 import dev.riffle.engine.api.JobInfo;
@@ -9,7 +10,6 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import tools.jackson.core.JsonGenerator;
 
 /** {@code riffle job show ID}. */
 @Command(name = "job", mixinStandardHelpOptions = true, description = "Look a job up by id.",
@@ -53,10 +53,10 @@ final class JobCommand implements Runnable {
                 return RiffleCli.FAILED;
             }
             if (json()) {
-                printJson(g -> write(g, job));
+                printJson(g -> AdminJson.job(g, job));
                 return RiffleCli.OK;
             }
-            out().printf("job %d: %s%n", job.id(), job.state().name().toLowerCase(java.util.Locale.ROOT));
+            out().printf("job %d: %s%n", job.id(), AdminJson.state(job.state()));
             out().printf("  kind          %s%n", job.kind());
             out().printf("  queue         %s (priority %d)%n", job.queue(), job.priority());
             out().printf("  attempts      %d of %d (run lease %d)%n", job.attempt(), job.maxAttempts(), job.runLease());
@@ -87,63 +87,6 @@ final class JobCommand implements Runnable {
         private void line(String label, @Nullable Instant at) {
             if (at != null) {
                 out().printf("  %-13s %s%n", label, at);
-            }
-        }
-
-        private static void write(JsonGenerator g, JobInfo job) {
-            g.writeStartObject();
-            g.writeNumberProperty("id", job.id());
-            g.writeStringProperty("state", job.state().name().toLowerCase(java.util.Locale.ROOT));
-            g.writeStringProperty("kind", job.kind());
-            g.writeStringProperty("queue", job.queue());
-            g.writeNumberProperty("priority", job.priority());
-            g.writeNumberProperty("attempt", job.attempt());
-            g.writeNumberProperty("maxAttempts", job.maxAttempts());
-            g.writeNumberProperty("runLease", job.runLease());
-            instant(g, "runAt", job.runAt());
-            instant(g, "createdAt", job.createdAt());
-            instant(g, "attemptedAt", job.attemptedAt());
-            instant(g, "finalizedAt", job.finalizedAt());
-            g.writeName("args");
-            g.writeRawValue(job.argsJson());
-            g.writeName("progress");
-            if (job.progressJson() == null) {
-                g.writeNull();
-            } else {
-                g.writeRawValue(job.progressJson());
-            }
-            if (job.dlqReason() == null) {
-                g.writeNullProperty("dlqReason");
-            } else {
-                g.writeStringProperty("dlqReason", job.dlqReason());
-            }
-            g.writeArrayPropertyStart("errors");
-            for (JobError e : job.errors()) {
-                g.writeStartObject();
-                g.writeNumberProperty("attempt", e.attempt());
-                g.writeStringProperty("at", e.at().toString());
-                g.writeStringProperty("message", e.message());
-                if (e.exceptionClass() == null) {
-                    g.writeNullProperty("exceptionClass");
-                } else {
-                    g.writeStringProperty("exceptionClass", e.exceptionClass());
-                }
-                if (e.stackTrace() == null) {
-                    g.writeNullProperty("stackTrace");
-                } else {
-                    g.writeStringProperty("stackTrace", e.stackTrace());
-                }
-                g.writeEndObject();
-            }
-            g.writeEndArray();
-            g.writeEndObject();
-        }
-
-        private static void instant(JsonGenerator g, String name, @Nullable Instant at) {
-            if (at == null) {
-                g.writeNullProperty(name);
-            } else {
-                g.writeStringProperty(name, at.toString());
             }
         }
     }

@@ -25,9 +25,9 @@ import picocli.CommandLine.ScopeType;
  */
 @Command(name = "riffle", mixinStandardHelpOptions = true, versionProvider = RiffleCli.Version.class,
         description = "Operate a Riffle schema: migrate it, see its queues and rings, run the proof doctor, "
-                + "manage the DLQ, pause and resume queues, look jobs up.",
+                + "manage the DLQ, pause and resume queues, look jobs up, serve the dashboard.",
         subcommands = {MigrateCommand.class, StatusCommand.class, DoctorCommand.class, DlqCommand.class,
-                QueueCommand.class, JobCommand.class},
+                QueueCommand.class, JobCommand.class, DashboardCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success", "1:the doctor found violations, or the command failed on the data (an id not found)",
                 "2:usage error (unknown command or option, invalid name or value)", "3:cannot connect to the database",

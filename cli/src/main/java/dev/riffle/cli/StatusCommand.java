@@ -1,5 +1,6 @@
 package dev.riffle.cli;
 
+import dev.riffle.admin.AdminJson;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.QueueCounts;
 import dev.riffle.engine.api.RingStatus;
@@ -26,29 +27,13 @@ final class StatusCommand extends Base {
                 g.writeBooleanProperty("leader", leader);
                 g.writeArrayPropertyStart("queues");
                 for (QueueCounts q : queues) {
-                    g.writeStartObject();
-                    g.writeStringProperty("queue", q.queue());
-                    g.writeNumberProperty("available", q.available());
-                    g.writeNumberProperty("inFlight", q.inFlight());
-                    g.writeNumberProperty("scheduled", q.scheduled());
-                    g.writeNumberProperty("completed", q.completed());
-                    g.writeBooleanProperty("paused", q.paused());
+                    AdminJson.startQueueCounts(g, q);
                     g.writeEndObject();
                 }
                 g.writeEndArray();
                 g.writeArrayPropertyStart("rings");
                 for (RingStatus r : rings) {
-                    g.writeStartObject();
-                    g.writeStringProperty("ring", r.ring().sqlName());
-                    g.writeNumberProperty("currentSlot", r.currentSlot());
-                    g.writeNumberProperty("generation", r.generation());
-                    g.writeNumberProperty("slotCount", r.slotCount());
-                    g.writeArrayPropertyStart("sealedSlots");
-                    for (int s : r.sealedSlots()) {
-                        g.writeNumber(s);
-                    }
-                    g.writeEndArray();
-                    g.writeEndObject();
+                    AdminJson.ring(g, r);
                 }
                 g.writeEndArray();
                 g.writeEndObject();

@@ -204,4 +204,32 @@ class CliIT {
         assertThat(json.code()).isEqualTo(RiffleCli.OK);
         assertThat(json.out().strip()).startsWith("{\"ok\":true,\"violations\":[],").contains("\"rings\":[{\"ring\":\"queue\"");
     }
+
+    @Test
+    void theDashboardServesTheSchemaUntilStopped(TestDatabase db) throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        java.util.concurrent.CompletableFuture<Run> run = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> cli(db, "dashboard", "--port", Integer.toString(port), "--read-only", "--run-for", "PT3S"));
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.http.HttpRequest status = java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + port + "/riffle/api/status")).build();
+        String body = null;
+        while (body == null && !run.isDone()) {
+            try {
+                java.net.http.HttpResponse<String> r = http.send(status, java.net.http.HttpResponse.BodyHandlers.ofString());
+                body = r.statusCode() == 200 ? r.body() : null;
+            } catch (java.net.ConnectException notYet) {
+                reactor.core.publisher.Mono.delay(Duration.ofMillis(50)).block();
+            }
+        }
+        assertThat(body).as("the dashboard answered while it ran").isNotNull()
+                .contains("\"schema\":\"" + db.schema() + "\"").contains("\"readOnly\":true");
+        Run done = run.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(done.code()).as(done.err()).isEqualTo(RiffleCli.OK);
+        assertThat(done.out()).contains("Riffle dashboard for schema " + db.schema() + " at http://127.0.0.1:" + port
+                + "/riffle/ (read-only)");
+    }
 }

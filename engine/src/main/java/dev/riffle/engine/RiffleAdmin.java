@@ -9,8 +9,10 @@ import dev.riffle.engine.api.DoctorReport;
 import dev.riffle.engine.api.InvalidJobException;
 import dev.riffle.engine.api.JobError;
 import dev.riffle.engine.api.JobInfo;
+import dev.riffle.engine.api.JobPage;
 import dev.riffle.engine.api.JobState;
 import dev.riffle.engine.api.NewJob;
+import dev.riffle.engine.api.QueueDepth;
 import dev.riffle.engine.api.UniqueOptions;
 import dev.riffle.engine.internal.cron.CronSchedules;
 import dev.riffle.engine.internal.doctor.Doctor;
@@ -36,6 +38,15 @@ public final class RiffleAdmin {
 
     /** Largest page of a DLQ listing and largest bulk retry/purge batch. */
     public static final int MAX_PAGE = 1000;
+
+    /** Most jobs one {@link #searchJobs} page returns. */
+    public static final int MAX_SEARCH = 200;
+
+    /** How many candidates per wanted job a search by a ready-ring state looks up, at most. */
+    public static final int SEARCH_SCAN_FACTOR = 5;
+
+    /** Most candidates one search looks up. */
+    public static final int MAX_SEARCH_SCAN = 1000;
 
     // About 0.6 s in all (20, 40, 80, 160, 320 ms, with jitter): long enough for the other side of a deadlock to
     // commit, short enough for an interactive call. When it runs out, the last database error is signalled as is.
@@ -292,6 +303,108 @@ public final class RiffleAdmin {
             case "dlq" -> JobState.DLQ;
             default -> throw new IllegalStateException("job_lookup returned an unknown state '" + word + "'");
         };
+    }
+
+    /** The schema's word for {@code state}: the inverse of {@link #state(String)}. */
+    private static String word(JobState state) {
+        return state.name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /**
+     * The newest jobs with an id below {@code beforeJobId}, optionally only of one queue, one kind and one state,
+     * newest first; each resolved exactly as {@link #job(long)} resolves it. Keyset paging: pass the page's
+     * {@link JobPage#nextBeforeJobId()} for the next, older page ({@code beforeJobId} 0 starts at the newest job).
+     * Bounded: without a state at most {@code limit} candidates are looked up; with one, at most
+     * {@value #SEARCH_SCAN_FACTOR} times as many (at most {@value #MAX_SEARCH_SCAN}), so a page can come back short
+     * or empty and still have {@link JobPage#hasMore() more} behind it. Jobs whose terminal history was pruned are not
+     * found. Errors with {@link InvalidJobException} for an invalid queue or kind name, a negative
+     * {@code beforeJobId} or a limit outside 1..{@value #MAX_SEARCH}. A cold admin read (SQL {@code job_search}).
+     *
+     * @param queue only jobs of this queue, or null for any
+     * @param kind only jobs of this kind, or null for any
+     * @param state only jobs in this state, or null for any
+     */
+    public Mono<JobPage> searchJobs(@Nullable String queue, @Nullable String kind, @Nullable JobState state,
+                                    long beforeJobId, int limit) {
+        return Mono.defer(() -> {
+            if (queue != null) {
+                NewJob.checkName("queue", queue);
+            }
+            if (kind != null) {
+                NewJob.checkName("kind", kind);
+            }
+            if (beforeJobId < 0) {
+                throw new InvalidJobException("beforeJobId", "must be 0 (newest) or a job id, got " + beforeJobId);
+            }
+            if (limit < 1 || limit > MAX_SEARCH) {
+                throw new InvalidJobException("limit", "must be between 1 and " + MAX_SEARCH + ", got " + limit);
+            }
+            // The backlog and the DLQ are read by state already; only the ready-ring states are told apart by
+            // job_lookup after the scan, so only they need the wider window.
+            boolean filteredAfterScan = state != null && state != JobState.DLQ && state != JobState.SCHEDULED
+                    && state != JobState.RETRYABLE;
+            int scan = filteredAfterScan ? Math.min(MAX_SEARCH_SCAN, limit * SEARCH_SCAN_FACTOR) : limit;
+            long before = beforeJobId == 0 ? Long.MAX_VALUE : beforeJobId;
+            return db.query("job_search", st -> {
+                        bindOrNull(st, "$1", queue, String.class);
+                        bindOrNull(st, "$2", kind, String.class);
+                        bindOrNull(st, "$3", state == null ? null : word(state), String.class);
+                        st.bind("$4", before).bind("$5", scan).bind("$6", limit);
+                    }, row -> new SearchRow(row.get("scan_floor", Long.class),
+                            Boolean.TRUE.equals(row.get("scan_full", Boolean.class)),
+                            row.get("job_id", Long.class) == null ? null : jobInfo(row)))
+                    .collectList()
+                    .retryWhen(ON_CONFLICT)
+                    .map(rows -> page(rows, limit));
+        });
+    }
+
+    private record SearchRow(@Nullable Long scanFloor, boolean scanFull, @Nullable JobInfo job) {}
+
+    private static JobPage page(List<SearchRow> rows, int limit) {
+        List<JobInfo> jobs = rows.stream().map(SearchRow::job).filter(Objects::nonNull).toList();
+        SearchRow first = rows.get(0);
+        long next;
+        if (jobs.size() == limit) {
+            next = jobs.get(jobs.size() - 1).id();
+        } else if (first.scanFull() && first.scanFloor() != null) {
+            next = first.scanFloor();
+        } else {
+            next = 0;
+        }
+        return new JobPage(jobs, next);
+    }
+
+    /**
+     * Depth of each of {@code queues} now: available, running, scheduled, DLQ and the age of the oldest available job
+     * (the statement the {@code riffle.queue.*} gauges are refreshed with), in no particular order; one statement
+     * for all of them. At most {@value #MAX_PAGE} queues. Errors with {@link InvalidJobException} for an invalid
+     * queue name. A cold admin read that scans the backlog.
+     */
+    public Flux<QueueDepth> queueDepths(java.util.Collection<String> queues) {
+        Objects.requireNonNull(queues, "queues");
+        return Flux.defer(() -> {
+            String[] qs = queues.toArray(String[]::new);
+            for (String q : qs) {
+                NewJob.checkName("queue", q);
+            }
+            if (qs.length > MAX_PAGE) {
+                throw new InvalidJobException("queues", "at most " + MAX_PAGE + " at once, got " + qs.length);
+            }
+            if (qs.length == 0) {
+                return Flux.empty();
+            }
+            return db.query("meter_queue_gauges", st -> st.bind("$1", qs), row -> {
+                        Double age = row.get("oldest_age_seconds", Double.class);
+                        return new QueueDepth(row.get("queue", String.class), row.get("available", Long.class),
+                                row.get("running", Long.class), row.get("deferred", Long.class),
+                                row.get("dlq", Long.class),
+                                Duration.ofNanos(Math.round((age == null ? 0 : age) * 1e9)));
+                    })
+                    .collectList()
+                    .retryWhen(ON_CONFLICT)
+                    .flatMapIterable(page -> page);
+        });
     }
 
     /**

@@ -144,3 +144,66 @@ SELECT p_job_id, b.state, b.kind, b.queue, b.args::text, b.priority, b.attempt, 
                                        ELSE '[]'::jsonb END) WITH ORDINALITY AS x(e, n)
   ) e ON true
 $$;
+
+-- Job search (admin().searchJobs, the dashboard's job list): the newest jobs below p_before, by queue and/or kind
+-- and/or state, each resolved by job_lookup so a search never disagrees with a lookup by id. Keyset paging on
+-- job_id; bounded twice: at most p_scan candidate ids are read (newest first) and looked up, at most p_limit rows
+-- returned. Candidates come from where a job of the wanted state can be: the DLQ for 'dlq', the backlog for
+-- 'scheduled' and 'retryable' (its state column already says which), and the ready and done rows for the rest,
+-- whose state only job_lookup can tell (a candidate that turns out to be elsewhere is dropped by the state filter).
+-- A job without a ready, backlog, done or DLQ row (pruned history) is not found, as by job_lookup.
+-- Always returns at least one row: scan_floor (the smallest candidate id read, NULL when none) and scan_full
+-- (p_scan candidates were read, so older ones may match) let the caller page on even when the state filter
+-- dropped every candidate; a row whose job_id is NULL carries only those two.
+-- Cold path: each candidate source is read through its job_id index newest first; with a queue or kind filter
+-- that index scan skips non-matching rows, so a rare queue costs a longer scan (admin only).
+CREATE OR REPLACE FUNCTION ${schema}.job_search(p_queue text, p_kind text, p_state text, p_before bigint,
+                                                p_scan int, p_limit int)
+RETURNS TABLE (scan_floor bigint, scan_full boolean, job_id bigint, state text, kind text, queue text, args text,
+               priority int, attempt int, max_attempts int, run_lease bigint, run_at timestamptz,
+               created_at timestamptz, attempted_at timestamptz, finalized_at timestamptz, progress text,
+               dlq_reason text, error_messages text[], error_classes text[], error_traces text[],
+               error_attempts int[], error_at_micros bigint[])
+LANGUAGE sql STABLE AS $$
+WITH cand AS MATERIALIZED (
+    SELECT DISTINCT c.job_id FROM (
+        (SELECT d.job_id FROM ${schema}.dlq_entries d
+          WHERE (p_state IS NULL OR p_state = 'dlq') AND d.job_id < p_before
+            AND (p_queue IS NULL OR d.queue = p_queue) AND (p_kind IS NULL OR d.kind = p_kind)
+          ORDER BY d.job_id DESC LIMIT p_scan)
+        UNION ALL
+        (SELECT d.job_id FROM ${schema}.deferred_jobs d
+          WHERE (p_state IS NULL OR d.state::text = p_state) AND d.job_id < p_before
+            AND (p_queue IS NULL OR d.queue = p_queue) AND (p_kind IS NULL OR d.kind = p_kind)
+          ORDER BY d.job_id DESC LIMIT p_scan)
+        UNION ALL
+        (SELECT r.job_id FROM ${schema}.ready_entries r
+          WHERE (p_state IS NULL OR p_state NOT IN ('dlq', 'scheduled', 'retryable')) AND r.job_id < p_before
+            AND (p_queue IS NULL OR r.queue = p_queue) AND (p_kind IS NULL OR r.kind = p_kind)
+          ORDER BY r.job_id DESC LIMIT p_scan)
+        UNION ALL
+        (SELECT d.job_id FROM ${schema}.done_entries d
+          WHERE (p_state IS NULL OR p_state IN ('completed', 'failed', 'cancelled')) AND d.job_id < p_before
+            AND (p_queue IS NULL OR d.queue = p_queue) AND (p_kind IS NULL OR d.kind = p_kind)
+          ORDER BY d.job_id DESC LIMIT p_scan)
+    ) c
+    ORDER BY c.job_id DESC
+    LIMIT p_scan
+),
+scan AS (
+    SELECT min(c.job_id) AS scan_floor, count(*) >= p_scan AS scan_full FROM cand c
+),
+found AS (
+    SELECT l.*
+      FROM cand c
+     CROSS JOIN LATERAL ${schema}.job_lookup(c.job_id) l
+     WHERE (p_state IS NULL OR l.state = p_state)
+       AND (p_queue IS NULL OR l.queue = p_queue) AND (p_kind IS NULL OR l.kind = p_kind)
+     ORDER BY l.job_id DESC
+     LIMIT p_limit
+)
+SELECT s.scan_floor, s.scan_full, f.*
+  FROM scan s
+  LEFT JOIN found f ON true
+ ORDER BY f.job_id DESC NULLS LAST
+$$;

@@ -154,7 +154,7 @@ SELECT queue FROM ${schema}.queue_meta
 
 -- name: meter_queue_gauges
 -- The cached per-queue gauges (RiffleMeter.QUEUE_*): the counts statement's reads for many queues at once, plus DLQ
--- depth and the oldest available job's age. Run by the meter refresh, never per scrape.
+-- depth and the oldest available job's age. Run by the meter refresh (never per scrape) and by admin().queueDepths.
 WITH qs AS (
     SELECT DISTINCT q AS queue FROM unnest($1::text[]) AS q
 ),
@@ -237,3 +237,8 @@ ON CONFLICT (queue) DO UPDATE
 INSERT INTO ${schema}.queue_meta (queue, priority_aging_ms) VALUES ($1, $2::bigint)
 ON CONFLICT (queue) DO UPDATE SET priority_aging_ms = excluded.priority_aging_ms
  WHERE ${schema}.queue_meta.priority_aging_ms IS DISTINCT FROM excluded.priority_aging_ms
+
+-- name: job_search
+-- Newest jobs below a job id by queue, kind and state (R__85_job_lookup.sql); a row without job_id carries only the
+-- scan bounds.
+SELECT * FROM ${schema}.job_search($1::text, $2::text, $3::text, $4::bigint, $5::int, $6::int)

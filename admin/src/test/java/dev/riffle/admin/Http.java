@@ -1,0 +1,50 @@
+package dev.riffle.admin;
+
+import io.netty.handler.codec.http.HttpMethod;
+import java.time.Duration;
+import java.util.Map;
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.client.HttpClient;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** A small HTTP client for the tests: one request, its status, headers and body. */
+final class Http {
+    static final Duration TIMEOUT = Duration.ofSeconds(20);
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    record Response(int status, io.netty.handler.codec.http.HttpHeaders headers, String body) {
+        JsonNode json() {
+            return JSON.readTree(body);
+        }
+    }
+
+    private final HttpClient client;
+
+    Http(DisposableServer server) {
+        this.client = HttpClient.create().baseUrl("http://127.0.0.1:" + server.port()).followRedirect(false);
+    }
+
+    Response get(String path) {
+        return call(HttpMethod.GET, path, Map.of());
+    }
+
+    Response get(String path, Map<String, String> headers) {
+        return call(HttpMethod.GET, path, headers);
+    }
+
+    /** A POST as the dashboard sends it: with the action header. */
+    Response post(String path) {
+        return call(HttpMethod.POST, path, Map.of(RiffleAdminHttp.ACTION_HEADER, "1"));
+    }
+
+    Response call(HttpMethod method, String path, Map<String, String> headers) {
+        return client.headers(h -> headers.forEach(h::set))
+                .request(method).uri(path)
+                .responseSingle((res, body) -> body.asString().defaultIfEmpty("")
+                        .map(b -> new Response(res.status().code(), res.responseHeaders(), b)))
+                .switchIfEmpty(Mono.error(new IllegalStateException("no response")))
+                .block(TIMEOUT);
+    }
+}
