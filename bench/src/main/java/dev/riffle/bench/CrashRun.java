@@ -26,7 +26,7 @@ import java.util.concurrent.locks.LockSupport;
  * rotating and pruning; the run ends when every job has a completed terminal row.
  *
  * <p>Job counts come from the database, not from the harness: the killed JVM may have made completions durable
- * that it never got to report. Completed = distinct job ids with a completed row in {@code terminal_jobs}; a
+ * that it never got to report. Completed = distinct job ids with a completed terminal row ({@link #terminalCounts}); a
  * duplicate is a second completed row for one job; lost = enqueued - completed.
  */
 final class CrashRun {
@@ -215,31 +215,28 @@ final class CrashRun {
     }
 
     private long completedDistinct() throws SQLException {
-        mon.statements++;
-        try (PreparedStatement ps = mon.connection().prepareStatement("SELECT count(DISTINCT job_id)"
-                + " FROM bench_riffle.terminal_jobs WHERE queue = ? AND state = 'completed'")) {
-            ps.setString(1, RiffleSystem.QUEUE);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
+        return terminalCounts()[0];
     }
 
     /**
      * Distinct completed jobs, completed rows, jobs that ended failed or in the DLQ, and completions by a later
-     * attempt (run lease above 1: the job ran again after rescue).
+     * attempt (run lease above 1: the job ran again after rescue). Counted on the tables under the
+     * {@code terminal_jobs} view (compact completion batches and narrow terminal rows), without the view's join to
+     * the ready rows, which made one count take seconds and the polling loop blind meanwhile.
      */
     private long[] terminalCounts() throws SQLException {
         mon.statements++;
-        try (PreparedStatement ps = mon.connection().prepareStatement("SELECT"
-                + " count(DISTINCT job_id) FILTER (WHERE state = 'completed'),"
-                + " count(*) FILTER (WHERE state = 'completed'),"
-                + " (SELECT count(*) FROM bench_riffle.dlq_entries)"
-                + " + count(*) FILTER (WHERE state <> 'completed'),"
-                + " count(*) FILTER (WHERE state = 'completed' AND run_lease > 1)"
-                + " FROM bench_riffle.terminal_jobs WHERE queue = ?")) {
+        try (PreparedStatement ps = mon.connection().prepareStatement("WITH c AS ("
+                + " SELECT u.job_id, u.run_lease FROM bench_riffle.receipt_completion_batches b"
+                + " CROSS JOIN LATERAL unnest(b.job_ids, b.run_leases) AS u(job_id, run_lease) WHERE b.queue = ?"
+                + " UNION ALL SELECT job_id, run_lease FROM bench_riffle.done_entries"
+                + " WHERE queue = ? AND state = 'completed')"
+                + " SELECT count(DISTINCT job_id), count(*), (SELECT count(*) FROM bench_riffle.dlq_entries)"
+                + " + (SELECT count(*) FROM bench_riffle.done_entries WHERE queue = ? AND state <> 'completed'),"
+                + " count(*) FILTER (WHERE run_lease > 1) FROM c")) {
             ps.setString(1, RiffleSystem.QUEUE);
+            ps.setString(2, RiffleSystem.QUEUE);
+            ps.setString(3, RiffleSystem.QUEUE);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)};

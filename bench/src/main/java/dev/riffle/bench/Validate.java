@@ -39,6 +39,10 @@ public final class Validate {
     static final List<String> BENCH_DEFAULTS = List.of("--scenarios", "none", "--profiles", "1x32,4x8",
             "--delays-ms", "1", "--profile-jobs", "20000", "--child-warmup-jobs", "5000", "--warmup-jobs", "20000");
 
+    /** With {@code --smoke}: toy sizes, no warm-up (the smoke test; measures nothing). */
+    static final List<String> SMOKE_BENCH_DEFAULTS = List.of("--scenarios", "none", "--profiles", "1x32,4x8",
+            "--delays-ms", "1", "--profile-jobs", "200");
+
     /** Tables of the rings' append-only class (DESIGN.md §2.1): any UPDATE or DELETE on them fails criterion 1. */
     static final String APPEND_ONLY_PARTITIONS = "^(ready_entries|ready_segments|ready_tombstones"
             + "|ready_claim_attempt_batches|done_entries|receipt_completion_batches|receipt_completion_tombstones"
@@ -75,7 +79,7 @@ public final class Validate {
         int staleAfterMillis = 3000;
         int maintenanceTickMillis = 300;
         Path out = Path.of("docs", "validation", "results");
-        List<String> benchArgs = new ArrayList<>(BENCH_DEFAULTS);
+        List<String> benchArgs = new ArrayList<>();
 
         int soakSecondsEffective() {
             return soakSeconds > 0 ? soakSeconds : (int) Math.max(1, Math.round(soakMinutes * 60));
@@ -108,13 +112,9 @@ public final class Validate {
             Options o = new Options();
             List<String> a = Arrays.asList(args);
             for (int i = 0; i < a.size(); i++) {
-                String k = a.get(i);
-                String v = null;
-                int eq = k.indexOf('=');
-                if (k.startsWith("--") && eq > 0) {
-                    v = k.substring(eq + 1);
-                    k = k.substring(0, eq);
-                }
+                String[] kv = BenchConfig.splitFlag(a.get(i));
+                String k = kv[0];
+                String v = kv[1];
                 if (k.equals("--help") || k.equals("-h")) {
                     throw new BenchConfig.UsageException(usage());
                 }
@@ -134,6 +134,8 @@ public final class Validate {
                     throw new BenchConfig.UsageException("bad number for " + k + ": " + v);
                 }
             }
+            // the bench's --smoke sets toy sizes; the validation's full-size defaults must not undo them
+            o.benchArgs.addAll(0, o.benchArgs.contains("--smoke") ? SMOKE_BENCH_DEFAULTS : BENCH_DEFAULTS);
             if (o.soakMinutes <= 0 || o.sampleSeconds <= 0 || o.soakRate <= 0 || o.crashJobs < 1
                     || o.crashInstances < 1 || o.crashWorkers < 1 || o.killAfter <= 0 || o.killAfter >= 1
                     || o.staleAfterMillis < 100 || o.maintenanceTickMillis < 10) {

@@ -35,7 +35,7 @@ final class VerdictReport {
         b.append("| 1 | No mutable frontier table | ").append(c1.get("verdict")).append(" | ")
                 .append(String.format(Locale.ROOT, "%s Riffle runs, %,d jobs: frontier-named relations %s, tables"
                                 + " mutated by the hot path %s, UPDATE+DELETE on %s append-only partitions: %s; worst"
-                                + " table %s at %.4f mutations/job; control: baseline flagged %s |\n",
+                                + " table %s at %.5f mutations/job; control: baseline flagged %s |\n",
                         c1.get("riffle_runs_checked"), ((Number) c1.get("riffle_jobs_checked")).longValue(),
                         c1.get("riffle_frontier_named_relations"), c1.get("riffle_tables_mutated_by_the_hot_path"),
                         c1.get("riffle_append_only_partitions_per_run"), c1.get("riffle_append_only_updates_deletes"),
@@ -141,7 +141,7 @@ final class VerdictReport {
         b.append("\n## 4. Crash under load\n\n");
         b.append(String.format(Locale.ROOT, "%s worker JVMs of %s handlers plus a survivor engine (the maintenance"
                         + " leader: rescue, rotation and prune every %s ms, staleAfter %s ms) drain %s jobs; instance 0"
-                        + " gets SIGKILL once %s of them are done. Counts from `terminal_jobs`; timeline in"
+                        + " gets SIGKILL once %s of them are done. Counts from the completion tables under `terminal_jobs`; timeline in"
                         + " `crash-timeline.csv`.\n\n", opts.get("crash_instances"), opts.get("crash_workers"),
                 opts.get("maintenance_tick_ms"), opts.get("stale_after_ms"), opts.get("crash_jobs"),
                 opts.get("kill_after")));
