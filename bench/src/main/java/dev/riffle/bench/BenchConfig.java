@@ -139,6 +139,13 @@ final class BenchConfig {
                 "  --help");
     }
 
+    /** {@code --key=value} as {@code [--key, value]}; anything else as {@code [arg, null]}. */
+    static String[] splitFlag(String arg) {
+        int eq = arg.indexOf('=');
+        return arg.startsWith("--") && eq > 0 ? new String[] {arg.substring(0, eq), arg.substring(eq + 1)}
+                : new String[] {arg, null};
+    }
+
     static BenchConfig parse(String[] args, Map<String, String> env) {
         BenchConfig c = new BenchConfig();
         List<String> a = new ArrayList<>(Arrays.asList(args));
@@ -148,13 +155,9 @@ final class BenchConfig {
         }
         String url = null;
         for (int i = 0; i < a.size(); i++) {
-            String k = a.get(i);
-            String v = null;
-            int eq = k.indexOf('=');
-            if (k.startsWith("--") && eq > 0) {
-                v = k.substring(eq + 1);
-                k = k.substring(0, eq);
-            }
+            String[] kv = splitFlag(a.get(i));
+            String k = kv[0];
+            String v = kv[1];
             switch (k) {
                 case "--smoke" -> c.smoke = true;
                 case "--no-pgstattuple" -> c.pgstattuple = false;

@@ -388,7 +388,7 @@ public final class BenchMain {
         return n;
     }
 
-    private static Map<String, Object> machineFacts() {
+    static Map<String, Object> machineFacts() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("cores", Runtime.getRuntime().availableProcessors());
         m.put("cpu_model", cpuModel());
@@ -434,7 +434,7 @@ public final class BenchMain {
         return l == null ? "" : ", " + l.substring("PRETTY_NAME=".length()).replace("\"", "");
     }
 
-    private static String loadavg() {
+    static String loadavg() {
         try {
             String[] p = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
             return p[0] + " " + p[1] + " " + p[2];

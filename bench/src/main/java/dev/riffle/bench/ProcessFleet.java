@@ -113,15 +113,23 @@ final class ProcessFleet implements Fleet {
     @SuppressWarnings("unchecked")
     public Map<String, Object> stop() throws Exception {
         for (Child c : children) {
-            c.send("stop");
+            if (!c.killed) {
+                c.send("stop");
+            }
         }
         List<Map<String, Object>> counters = new ArrayList<>();
         for (Child c : children) {
+            if (c.killed) {
+                continue;
+            }
             Map<String, Object> done = c.await("done", REPLY_TIMEOUT_S);
             Map<String, Object> m = new LinkedHashMap<>((Map<String, Object>) done.get("counters"));
             counters.add(m);
         }
         for (Child c : children) {
+            if (c.killed) {
+                continue;
+            }
             c.await("closed", REPLY_TIMEOUT_S);
             if (!c.process.waitFor(REPLY_TIMEOUT_S, TimeUnit.SECONDS)) {
                 throw new IllegalStateException("instance " + c.index + " did not exit after closing");
@@ -134,11 +142,26 @@ final class ProcessFleet implements Fleet {
             p.put("instance", c.index);
             p.put("pid", c.pid);
             p.put("exit_code", c.process.exitValue());
+            p.put("killed", c.killed);
             p.put("jvm_cpu_s", c.cpuUsed < 0 ? null : c.cpuUsed / 1e9);
             procs.add(p);
         }
         merged.put("processes", procs);
         return merged;
+    }
+
+    /**
+     * Crash under load (docs/validation): SIGKILL to one instance while it holds claimed jobs, no shutdown of any
+     * kind, and waits for it to be gone. {@link #stop} then skips it. Returns the killed process's pid.
+     */
+    long killForcibly(int instance) throws InterruptedException {
+        Child c = children.get(instance);
+        c.killed = true;
+        c.process.destroyForcibly(); // SIGKILL on Linux
+        if (!c.process.waitFor(REPLY_TIMEOUT_S, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("instance " + instance + " survived SIGKILL");
+        }
+        return c.pid;
     }
 
     @Override
@@ -195,6 +218,7 @@ final class ProcessFleet implements Fleet {
         long pid;
         long cpuAtStart = -1;
         long cpuUsed = -1;
+        volatile boolean killed;
 
         Child(int index, Process process) {
             this.index = index;

@@ -27,6 +27,8 @@ final class RiffleSystem implements QueueSystem {
 
     private final BenchConfig cfg;
     private final String schema;
+    /** Null: the engine's default maintenance. */
+    private final dev.riffle.engine.MaintenanceConfig maintenance;
     private Riffle riffle;
     private JobClient client;
     private Disposable workers;
@@ -38,8 +40,22 @@ final class RiffleSystem implements QueueSystem {
 
     /** On another schema: a child JVM's unmeasured warm-up (WorkerMain). */
     RiffleSystem(BenchConfig cfg, String schema) {
+        this(cfg, schema, null);
+    }
+
+    /** With its own maintenance settings: the validation's crash run (fast rescue, rotation and prune). */
+    RiffleSystem(BenchConfig cfg, String schema, dev.riffle.engine.MaintenanceConfig maintenance) {
         this.cfg = cfg;
         this.schema = schema;
+        this.maintenance = maintenance;
+    }
+
+    /** The running engine (after {@link #open}, before {@link #close}). */
+    Riffle engine() {
+        if (riffle == null) {
+            throw new IllegalStateException("not open");
+        }
+        return riffle;
     }
 
     @Override
@@ -87,7 +103,11 @@ final class RiffleSystem implements QueueSystem {
 
     /** The engine configuration; {@code migrate} only in {@link #reset}, so migrations never fall into a phase. */
     private RiffleConfig config(boolean migrate) {
-        return RiffleConfig.builder()
+        RiffleConfig.Builder b = RiffleConfig.builder();
+        if (maintenance != null) {
+            b.maintenance(maintenance);
+        }
+        return b
                 .url(cfg.url)
                 .schema(schema)
                 .poolSize(cfg.poolSize)

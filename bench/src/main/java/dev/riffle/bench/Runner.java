@@ -31,6 +31,8 @@ final class Runner {
     private final List<QueueSystem> created = new ArrayList<>();
     private final List<Fleet> fleets = new ArrayList<>();
     private final ServerCpu serverCpu;
+    /** Told when a steady run's producer starts and stops (the validation's dead-tuple sampler marks its samples). */
+    private volatile java.util.function.Consumer<String> phaseListener = phase -> { };
 
     Runner(BenchConfig cfg, Monitor mon, ServerCpu serverCpu, Function<String, QueueSystem> factory) {
         this.cfg = cfg;
@@ -38,6 +40,11 @@ final class Runner {
         this.serverCpu = serverCpu;
         this.factory = factory;
         this.padding = Payloads.padding(cfg.payloadPad);
+    }
+
+    /** Receives {@code "load-start"} and {@code "load-end"} from every steady run (one listener at a time). */
+    void onPhase(java.util.function.Consumer<String> listener) {
+        phaseListener = listener == null ? phase -> { } : listener;
     }
 
     private QueueSystem create(String systemName) {
@@ -305,6 +312,7 @@ final class Runner {
             pinInfo.put("pinned_xid", mon.pinXmin());
         }
         producer.start();
+        phaseListener.accept("load-start");
         long tPhase1End = tp0 + TimeUnit.SECONDS.toNanos(pinned ? cfg.pinnedSeconds : cfg.steadySeconds);
         sleepUntil(tPhase1End);
         long tRecEnd = tPhase1End;
@@ -327,6 +335,7 @@ final class Runner {
         }
         producer.stop();
         long tStop = System.nanoTime();
+        phaseListener.accept("load-end");
         long jvmCpu = ServerCpu.jvmProcessCpuNanos() - jvm0;
         Map<String, Object> serverCpuUsed = cpuWindow.end();
         boolean complete = awaitDrained(tr, tStop);

@@ -132,6 +132,82 @@ class BenchSmokeTest {
                 "### profile 4x8 delay=1ms", "each in its own JVM process");
     }
 
+    /**
+     * docs/validation at toy size (a 3 s soak per system, 200-job profiles in the harness JVM, a 600-job crash with one
+     * worker JVM): the verdict, the PNG and the CSVs are written, and every criterion's numbers come from the run
+     * (the baseline, put through the same checks, must be flagged; the killed JVM's claims must be rescued).
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void validationSmokeComputesEveryCriterionAndWritesVerdictAndPlot() throws Exception {
+        assumeFalse(Boolean.getBoolean("bench.smoke.skip"), "bench.smoke.skip=true");
+        Path out = Path.of("target", "validation-smoke");
+        int crashJobs = 600;
+        Map<String, Object> result = Validate.run(new String[] {"--soak-seconds", "3", "--sample-seconds", "0.5",
+            "--soak-rate", "500", "--crash-jobs", String.valueOf(crashJobs), "--crash-instances", "1",
+            "--crash-workers", "8", "--out", out.toString(), "--smoke", "--fleet", "jvm"},
+                System.getenv());
+        Path dir = Path.of((String) result.get("dir"));
+        for (String f : List.of("verdict.md", "results.json", "soak-dead-tuples.csv", "soak-dead-tuples.png",
+                "throughput.csv", "crash-timeline.csv")) {
+            assertThat(dir.resolve(f)).as(f).isRegularFile();
+        }
+        java.awt.image.BufferedImage png = javax.imageio.ImageIO.read(dir.resolve("soak-dead-tuples.png").toFile());
+        assertThat(png).isNotNull();
+        assertThat(png.getWidth()).isEqualTo(1000);
+        assertThat(Files.readString(dir.resolve("verdict.md"))).contains("# Validation verdict", "| 1 |", "| 2 |",
+                "| 3 |", "| 4 |", "soak-dead-tuples.png");
+        Map<String, Object> written = (Map<String, Object>) Json.parse(Files.readString(dir.resolve("results.json")));
+        Map<String, Object> criteria = (Map<String, Object>) written.get("criteria");
+        assertThat(criteria).containsOnlyKeys("1_no_frontier_table", "2_dead_tuples_soak", "3_throughput",
+                "4_crash_recovery");
+        for (Object c : criteria.values()) {
+            assertThat(((Map<String, Object>) c).get("verdict")).isIn("PASS", "FAIL");
+        }
+
+        // 1: Riffle's runs checked table by table; the same check flags the baseline's UPDATE + DELETE job table
+        Map<String, Object> c1 = (Map<String, Object>) criteria.get("1_no_frontier_table");
+        assertThat(((Number) c1.get("riffle_runs_checked")).intValue()).isEqualTo(3); // 1x32, 4x8, soak
+        assertThat(((Number) c1.get("riffle_tables_per_run")).longValue()).isGreaterThan(50);
+        assertThat(((Number) c1.get("riffle_append_only_partitions_per_run")).longValue()).isGreaterThan(20);
+        assertThat(c1.get("baseline_control_detected")).isEqualTo(true);
+        assertThat((List<Object>) c1.get("baseline_tables_mutated_by_the_hot_path")).containsExactly("jobs");
+        assertThat(c1.get("verdict")).isEqualTo("PASS");
+
+        // 2: samples were taken for both systems; the baseline's DELETEs show up as dead tuples, closures stay clean
+        Map<String, Object> systems = (Map<String, Object>) ((Map<String, Object>) criteria.get("2_dead_tuples_soak"))
+                .get("systems");
+        Map<String, Object> riffleSoak = (Map<String, Object>) systems.get("riffle");
+        Map<String, Object> baselineSoak = (Map<String, Object>) systems.get("baseline");
+        assertThat(((Number) riffleSoak.get("steady_samples")).intValue()).isPositive();
+        assertThat(((Number) baselineSoak.get("steady_samples")).intValue()).isPositive();
+        assertThat(((Number) baselineSoak.get("max_dead_schema_any_sample")).longValue()).isPositive();
+        assertThat(((Number) riffleSoak.get("max_dead_closure_partitions")).longValue()).isZero();
+        assertThat(Files.readAllLines(dir.resolve("soak-dead-tuples.csv"))).anyMatch(l -> l.startsWith("riffle,"))
+                .anyMatch(l -> l.startsWith("baseline,"));
+
+        // 3: both systems measured on each profile
+        List<Object> rows = (List<Object>) ((Map<String, Object>) criteria.get("3_throughput")).get("rows");
+        assertThat(rows).extracting(r -> ((Map<String, Object>) r).get("profile")).containsExactly(
+                "profile 1x32 delay=1ms", "profile 4x8 delay=1ms", "profile soak");
+        assertThat(rows).allSatisfy(r -> {
+            Map<String, Object> row = (Map<String, Object>) r;
+            assertThat(((Number) row.get("riffle_jobs_per_s")).doubleValue()).isPositive();
+            assertThat(((Number) row.get("baseline_jobs_per_s")).doubleValue()).isPositive();
+            assertThat(((Number) row.get("riffle_jobs_lost")).longValue()).isZero();
+        });
+
+        // 4: a worker JVM was killed holding claims, rescue closed them while prune ran, nothing lost or doubled
+        Map<String, Object> c4 = (Map<String, Object>) criteria.get("4_crash_recovery");
+        assertThat(((Number) c4.get("jobs_enqueued")).longValue()).isEqualTo(crashJobs);
+        assertThat(((Number) c4.get("jobs_completed")).longValue()).isEqualTo(crashJobs);
+        assertThat(((Number) c4.get("jobs_lost")).longValue()).isZero();
+        assertThat(((Number) c4.get("duplicate_completions")).longValue()).isZero();
+        assertThat(((Number) c4.get("stale_rescued")).longValue()).isPositive();
+        assertThat(((Number) c4.get("pruned_slots_kill_to_done")).longValue()).isPositive();
+        assertThat(c4.get("verdict")).isEqualTo("PASS");
+    }
+
     @Test
     @SuppressWarnings("unchecked")
     void jsonRoundTrips() {
