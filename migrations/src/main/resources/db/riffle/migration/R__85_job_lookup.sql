@@ -12,11 +12,12 @@
 --   4 'running'                    an open receipt (compact batch item or row-local claim) of one of its ready rows;
 --   5 'completed' | 'failed' | 'cancelled'  terminal history: a compact completion or a narrow done row at one of
 --                                  its ready positions, or a wide done row (a cancel from the backlog);
---   6 'available'                  its newest ready row, neither tombstoned nor claimed;
---   7 'running'                    its newest ready row is claimed but no receipt is visible (cannot happen in one
---                                  snapshot; kept so a claimed job never reads as available).
--- No row: the job id is unknown, or its terminal history was pruned with its queue slot (history retention,
--- docs/design/rings-and-proofs.md#history-retention).
+--   6 'available'                  its newest ready row, neither tombstoned nor claimed.
+-- No row: the job id is unknown, its terminal history was pruned with its queue slot (history retention,
+-- docs/design/rings-and-proofs.md#history-retention), or it was purged from the DLQ. A claimed newest ready row with
+-- no open receipt and no other evidence is exactly what a DLQ purge leaves behind (every other way out of an attempt
+-- writes a terminal, deferred, DLQ or newer ready row in the transaction that closes it), so it reads as gone, not
+-- as running (a purged job used to read as 'running' here).
 -- Cold path: reads each ready child by its job_id index, the leases by their attempt index, the claim batches of the
 -- job's ready slots, and the completion batches and done rows of those slots without an index (admin only).
 -- Errors come out of the payload's history (R__40_close.sql) as parallel arrays, oldest first; progress is the live
@@ -120,11 +121,11 @@ cand AS (
       FROM ${schema}.done_entries d
      WHERE d.lane_seq = -p_job_id AND d.job_id = p_job_id
     UNION ALL
-    SELECT CASE WHEN n.claimed THEN 7 ELSE 6 END, CASE WHEN n.claimed THEN 'running' ELSE 'available' END, n.kind,
+    SELECT 6, 'available', n.kind,
            n.queue, n.args, n.priority, n.attempt, n.max_attempts, n.run_lease, n.run_at, n.created_at,
            n.attempted_at, NULL, n.payload, NULL, NULL
       FROM newest n
-     WHERE NOT n.tombstoned
+     WHERE NOT n.tombstoned AND NOT n.claimed
 ),
 best AS (
     SELECT * FROM cand ORDER BY rank, run_lease DESC LIMIT 1

@@ -191,6 +191,17 @@ class JobLookupIT {
     }
 
     @Test
+    void aJobPurgedFromTheDlqIsGoneNotRunning() {
+        // What a purge leaves behind is the job's claimed ready row and its closed receipt; the lookup used to read
+        // that as a running attempt (found by the dashboard's tests).
+        long id = enqueue(NewJob.builder("lookup.kind").queue("lookup.dlq").build());
+        claimOne("lookup.dlq").fail("poison").block(Fixtures.TIMEOUT);
+        assertThat(lookup(id).state()).isEqualTo(JobState.DLQ);
+        assertThat(riffle.admin().purgeDlq(id).block(Fixtures.TIMEOUT)).isTrue();
+        assertThat(riffle.admin().job(id).blockOptional(Fixtures.TIMEOUT)).isEmpty();
+    }
+
+    @Test
     void terminalHistoryGoesWithItsPrunedSlotWhileBacklogAndDlqRowsStay(TestDatabase db) {
         int slot = currentQueueSlot(db);
         long completed = enqueue(NewJob.builder("lookup.kind").queue("lookup.p").build());
