@@ -1,7 +1,6 @@
 package dev.riffle.admin;
 
 import reactor.core.publisher.Mono;
-import reactor.netty.http.server.HttpServerRequest;
 
 /**
  * The application's own authentication and authorization, asked before every request the admin routes serve (the
@@ -18,11 +17,12 @@ public interface AdminAuthorizer {
     /**
      * Whether {@code request} may proceed.
      *
-     * @param request the request (headers, cookies, remote address)
+     * @param request the request: method, URI, headers, and the server's own request for cookies, the session or
+     *                the remote address ({@link AdminRequest#nativeRequest()})
      * @param access what it would do: {@link Access#READ} for pages and GET endpoints, {@link Access#ACTION} for
      *               the POST actions (retry, purge, cancel, pause, resume)
      */
-    Mono<Boolean> authorize(HttpServerRequest request, Access access);
+    Mono<Boolean> authorize(AdminRequest request, Access access);
 
     /** What a request would do. */
     enum Access {

@@ -23,7 +23,8 @@ import reactor.netty.http.server.HttpServerRoutes;
  * }).bindNow();
  * }</pre>
  *
- * or start a server of its own with {@link #start(Riffle, AdminHttpOptions)}. The page is at
+ * mount it in a Spring WebFlux application with {@link RiffleAdminWebFlux#routerFunction(RiffleAdminHttp)}, or start
+ * a server of its own with {@link #start(Riffle, AdminHttpOptions)}. The page is at
  * {@code prefix + "/"}, the JSON endpoints under {@code prefix + "/api/"}. Every action is a POST carrying the
  * {@value #ACTION_HEADER} header; read-only mode refuses them all; the {@link AdminAuthorizer} is asked first.
  *
@@ -72,6 +73,11 @@ public final class RiffleAdminHttp implements Disposable {
     /** The routes: one route that serves everything under {@link AdminHttpOptions#prefix()}. */
     public Consumer<HttpServerRoutes> routes() {
         return router::register;
+    }
+
+    /** The transport-neutral router, for the Spring WebFlux adapter ({@link RiffleAdminWebFlux}). */
+    AdminRouter router() {
+        return router;
     }
 
     /** The options. */

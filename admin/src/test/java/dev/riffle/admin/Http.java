@@ -1,5 +1,7 @@
 package dev.riffle.admin;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.netty.handler.codec.http.HttpMethod;
 import java.time.Duration;
 import java.util.Map;
@@ -37,6 +39,19 @@ final class Http {
     /** A POST as the dashboard sends it: with the action header. */
     Response post(String path) {
         return call(HttpMethod.POST, path, Map.of(RiffleAdminHttp.ACTION_HEADER, "1"));
+    }
+
+    /** {@code prefix} redirects to {@code prefix + "/"}, which is the page (framing denied), and its script loads. */
+    void assertServesThePageAt(String prefix) {
+        Response redirect = get(prefix);
+        assertThat(redirect.status()).isEqualTo(302);
+        assertThat(redirect.headers().get("Location")).isEqualTo(prefix + "/");
+        Response page = get(prefix + "/");
+        assertThat(page.status()).isEqualTo(200);
+        assertThat(page.headers().get("Content-Type")).startsWith("text/html");
+        assertThat(page.headers().get("X-Frame-Options")).isEqualTo("DENY");
+        assertThat(page.body()).contains("<script src=\"dashboard.js\">");
+        assertThat(get(prefix + "/dashboard.js").body()).contains("confirmAction");
     }
 
     Response call(HttpMethod method, String path, Map<String, String> headers) {

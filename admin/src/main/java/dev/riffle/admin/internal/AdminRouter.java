@@ -3,6 +3,7 @@ package dev.riffle.admin.internal;
 import dev.riffle.admin.AdminAuthorizer.Access;
 import dev.riffle.admin.AdminHttpOptions;
 import dev.riffle.admin.AdminJson;
+import dev.riffle.admin.AdminRequest;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.RiffleAdmin;
 import dev.riffle.engine.RiffleStats;
@@ -15,16 +16,17 @@ import dev.riffle.engine.api.JobState;
 import dev.riffle.engine.api.NewJob;
 import dev.riffle.engine.api.QueueDepth;
 import dev.riffle.engine.api.RingStatus;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
-import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -70,40 +72,51 @@ public final class AdminRouter {
         this.page = StaticPage.load();
     }
 
-    /** Adds the one route that serves everything under the prefix. */
+    /** Adds the one route that serves everything under the prefix: a thin adapter over {@link #handle}. */
     public void register(HttpServerRoutes routes) {
+        routes.route(req -> matches(new QueryStringDecoder(req.uri()).path()), (req, res) -> handle(
+                new Request(req.method().name(), req.uri(), req.requestHeaders()::get, req))
+                .flatMap(r -> {
+                    HttpServerResponse out = res.status(r.status());
+                    r.headers().forEach(out::header);
+                    return r.body().length == 0 ? out.send().then() : out.sendByteArray(Mono.just(r.body())).then();
+                }));
+    }
+
+    /** Whether {@code path} (without the query) is the prefix or under it: the one thing a server adapter matches. */
+    public boolean matches(String path) {
         String prefix = options.prefix();
-        routes.route(req -> {
-            String path = path(req);
-            return path.equals(prefix) || path.startsWith(prefix + "/");
-        }, this::handle);
+        return path.equals(prefix) || path.startsWith(prefix + "/");
     }
 
-    private static String path(HttpServerRequest req) {
-        return new QueryStringDecoder(req.uri()).path();
-    }
-
-    private Publisher<Void> handle(HttpServerRequest req, HttpServerResponse res) {
+    /**
+     * Serves one request under the prefix, whatever the server: the answer's status, headers and body, which the
+     * server adapter writes as they are. Never errors (failures become 500 JSON answers).
+     */
+    public Mono<Response> handle(AdminRequest req) {
         QueryStringDecoder uri = new QueryStringDecoder(req.uri());
         String rest = uri.path().substring(options.prefix().length());
         if (rest.isEmpty()) {
             // the page loads its script and the API by relative URLs, which need the trailing slash
-            return res.status(HttpResponseStatus.FOUND).header("Location", options.prefix() + "/").send();
+            return Mono.just(new Response(HttpResponseStatus.FOUND.code(), Map.of("Location", options.prefix() + "/"),
+                    new byte[0]));
         }
         String[] seg = rest.substring(1).split("/", -1);
         Endpoint endpoint = resolve(seg);
         if (endpoint == null) {
-            return send(res, Reply.error(HttpResponseStatus.NOT_FOUND, "not_found", null, "no such endpoint: " + rest));
+            return Mono.just(Reply.error(HttpResponseStatus.NOT_FOUND, "not_found", null, "no such endpoint: " + rest)
+                    .response());
         }
-        if (!endpoint.method().equals(req.method()) && !(endpoint.method().equals(HttpMethod.GET)
-                && req.method().equals(HttpMethod.HEAD))) {
-            return res.status(HttpResponseStatus.METHOD_NOT_ALLOWED).header("Allow", endpoint.method().name())
-                    .header("Content-Type", "application/json").header("Cache-Control", "no-store")
-                    .sendString(Mono.just(Reply.errorBody("method_not_allowed", null,
-                            endpoint.access() == Access.ACTION ? "actions need POST" : "use " + endpoint.method().name())))
-                    .then();
+        String method = req.method();
+        if (!endpoint.method().equals(method) && !(endpoint.method().equals("GET") && method.equals("HEAD"))) {
+            Map<String, String> headers = new LinkedHashMap<>(Reply.error(HttpResponseStatus.METHOD_NOT_ALLOWED, "", null, "")
+                    .response().headers());
+            headers.put("Allow", endpoint.method());
+            return Mono.just(new Response(HttpResponseStatus.METHOD_NOT_ALLOWED.code(), headers,
+                    Reply.errorBody("method_not_allowed", null, endpoint.access() == Access.ACTION
+                            ? "actions need POST" : "use " + endpoint.method()).getBytes(StandardCharsets.UTF_8)));
         }
-        Mono<Reply> reply = options.authorizer().authorize(req, endpoint.access())
+        return Mono.defer(() -> options.authorizer().authorize(req, endpoint.access()))
                 .onErrorResume(e -> {
                     log.warn("admin authorizer failed, request denied: {}", e.toString());
                     return Mono.just(false);
@@ -118,7 +131,7 @@ public final class AdminRouter {
                             return Mono.just(Reply.error(HttpResponseStatus.FORBIDDEN, "read_only", null,
                                     "the admin API is read-only"));
                         }
-                        if (!req.requestHeaders().contains(ACTION_HEADER)) {
+                        if (req.header(ACTION_HEADER) == null) {
                             return Mono.just(Reply.error(HttpResponseStatus.FORBIDDEN, "missing_header", null,
                                     "actions need the " + ACTION_HEADER + " header"));
                         }
@@ -128,8 +141,8 @@ public final class AdminRouter {
                     }
                     return Mono.defer(() -> endpoint.handler().apply(seg, uri.parameters()));
                 })
-                .onErrorResume(AdminRouter::failure);
-        return reply.flatMap(r -> send(res, r).then());
+                .onErrorResume(AdminRouter::failure)
+                .map(Reply::response);
     }
 
     private static Mono<Reply> failure(Throwable e) {
@@ -143,25 +156,40 @@ public final class AdminRouter {
         return Mono.just(Reply.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal", null, e.toString()));
     }
 
-    private static Mono<Void> send(HttpServerResponse res, Reply r) {
-        HttpServerResponse out = res.status(r.status()).header("Content-Type", r.contentType())
-                .header("Cache-Control", "no-store").header("X-Content-Type-Options", "nosniff");
-        if (r.contentType().startsWith("text/html")) {
-            out = out.header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
-                    .header("X-Frame-Options", "DENY");
+    /**
+     * An answer as any server writes it: status, headers (in order; none repeated) and body (empty: none).
+     *
+     * @param status  the HTTP status code
+     * @param headers the response headers
+     * @param body    the body bytes
+     */
+    public record Response(int status, Map<String, String> headers, byte[] body) {}
+
+    /**
+     * A request as a server adapter hands it over: its parts, read where the server keeps them.
+     *
+     * @param method        the method, upper case
+     * @param uri           path and query, from the application's root
+     * @param headers       the first value of a header (case-insensitive), or null
+     * @param nativeRequest the server's own request
+     */
+    public record Request(String method, String uri, Function<String, @Nullable String> headers, Object nativeRequest)
+            implements AdminRequest {
+        @Override
+        public @Nullable String header(String name) {
+            return headers.apply(name);
         }
-        return out.sendByteArray(Mono.just(r.body())).then();
     }
 
-    private record Endpoint(HttpMethod method, Access access,
+    private record Endpoint(String method, Access access,
                             BiFunction<String[], Map<String, List<String>>, Mono<Reply>> handler) {}
 
     private static Endpoint get(BiFunction<String[], Map<String, List<String>>, Mono<Reply>> h) {
-        return new Endpoint(HttpMethod.GET, Access.READ, h);
+        return new Endpoint("GET", Access.READ, h);
     }
 
     private static Endpoint post(BiFunction<String[], Map<String, List<String>>, Mono<Reply>> h) {
-        return new Endpoint(HttpMethod.POST, Access.ACTION, h);
+        return new Endpoint("POST", Access.ACTION, h);
     }
 
     /** The endpoint a path names, or null. {@code seg} is the path after the prefix, split at '/'. */
@@ -448,6 +476,19 @@ public final class AdminRouter {
 
     /** A response: status, content type, body. */
     record Reply(HttpResponseStatus status, String contentType, byte[] body) {
+
+        /** With the headers every answer carries, and the page's framing and script policy on HTML. */
+        Response response() {
+            Map<String, String> h = new LinkedHashMap<>();
+            h.put("Content-Type", contentType);
+            h.put("Cache-Control", "no-store");
+            h.put("X-Content-Type-Options", "nosniff");
+            if (contentType.startsWith("text/html")) {
+                h.put("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+                h.put("X-Frame-Options", "DENY");
+            }
+            return new Response(status.code(), h, body);
+        }
 
         static Reply json(java.util.function.Consumer<JsonGenerator> body) {
             return new Reply(HttpResponseStatus.OK, "application/json",
