@@ -120,6 +120,11 @@ class DashboardBrowserIT {
         }
     }
 
+    /** The number a cell or attribute shows, or -1 while the page is between two renderings (empty or absent). */
+    private static long number(@org.jspecify.annotations.Nullable String text) {
+        return text == null || !text.matches("[0-9]{1,18}") ? -1 : Long.parseLong(text);
+    }
+
     private String cell(String queue, String field) {
         List<org.openqa.selenium.WebElement> cells = driver.findElements(
                 By.cssSelector("#queues tr[data-queue='" + queue + "'] td[data-field='" + field + "']"));
@@ -171,8 +176,8 @@ class DashboardBrowserIT {
                                 .build())))
                 .subscribe());
         waiting().until(d -> cell("reports", "completed").equals("3") && cell("reports", "available").equals("0"));
-        waiting().until(d -> !cell("emails", "completed").isEmpty() && Long.parseLong(cell("emails", "completed")) >= 20);
-        waiting().until(d -> Integer.parseInt(driver.findElement(By.cssSelector("#chart-throughput polyline"))
+        waiting().until(d -> number(cell("emails", "completed")) >= 20);
+        waiting().until(d -> number(driver.findElement(By.cssSelector("#chart-throughput polyline"))
                 .getAttribute("data-points")) > 3);
 
         // a job fails into the DLQ (max attempts 1); its row shows up with the handler's error
