@@ -59,8 +59,10 @@ final class BenchConfig {
     // with a JIT-compiled hot path, as in a long-running service. Riffle's path through Reactor, Netty and
     // r2dbc-postgresql is far more code than the baseline's JDBC loop: its first 20,000-job drain spent about a third
     // of the machine's CPU in the JIT compiler threads (perf, docs/benchmarks.md), and its JVM CPU per job fell about
-    // 3x over four rounds. 0 measures cold.
-    int warmupJobs = 20_000;
+    // 3x over four rounds. 20,000 was not enough (session 8, 100,000-job drains at W=64 after a 20,000-job warm-up,
+    // three rounds in one JVM: Riffle 15,414 -> 18,656 -> 22,484 jobs/s, JVM CPU 56 -> 32 -> 26 us per job), so the
+    // default is 100,000; the baseline gets the same. 0 measures cold.
+    int warmupJobs = 100_000;
     // Each child JVM of a --fleet process profile drains this many jobs, unmeasured, in a schema of its own before
     // it reports ready: otherwise 4x8 starts four cold JITs on two cores against one in 1x32. 0: children start cold.
     int childWarmupJobs = 20_000;
@@ -100,7 +102,7 @@ final class BenchConfig {
                 "  --delays-ms 0,1              drain: handler delays (0 = no work; else non-blocking delay)",
                 "  --rounds R                   repeat everything R times; the summary takes the median (default 1)",
                 "  --warmup-jobs N              before the first measured run, each system drains N jobs at W=64 with no",
-                "                               work, unmeasured, so both run JIT-compiled (default 20000; 0 = cold;",
+                "                               work, unmeasured, so both run JIT-compiled (default 100000; 0 = cold;",
                 "                               --smoke: 0)",
                 "  --child-warmup-jobs N        each child JVM of a process profile first drains N jobs at its own W,",
                 "                               unmeasured, in its own schema (default 20000; 0 = cold; --smoke: 0)",
