@@ -327,7 +327,7 @@ $$;
 --
 -- Static statements per ready slot (docs/adr/0009): define_claim_compact writes one function claim_compact_<slot> per
 -- queue-ring slot, whose statement names that slot's children, and claim_compact_slot, which picks the slot's
--- function with a CASE (define_slot_dispatcher, R__02_slot_functions.sql); claim_compact, below, calls it. The
+-- function with a CASE (define_slot_dispatcher, R__02_slot_functions.sql); claim_limited, below, calls it. The
 -- statement used to be built with format() and run with EXECUTE on every claim, and parsing and planning it was about
 -- 40 % of a backend's CPU in a loop of 16-job claims and completions (perf, session 4); a static statement is planned
 -- once per session and slot (generic plan) and replanned only when its child changes (a prune's TRUNCATE). Naming the
@@ -349,7 +349,7 @@ DECLARE
 BEGIN
     SELECT q.slot_count INTO n FROM ${schema}.queue_ring_state q;
     FOR s IN 0 .. n - 1 LOOP
-        -- $1..$10 in the statement are the function's parameters, in the order of claim_compact's call below.
+        -- $1..$10 in the statement are the function's parameters, in the order of claim_limited's call below.
         EXECUTE format($f$
 CREATE OR REPLACE FUNCTION %1$s.%2$I(p_queue text, p_priority smallint, p_shard smallint, p_from_lane_seq bigint,
                                      p_ready_generation bigint, p_limit int, p_ready_slot int, p_claim_slot int,
@@ -418,30 +418,6 @@ $$;
 
 SELECT ${schema}.define_claim_compact();
 
--- Step F's entry (claim_ready calls it): the claim's one clock reading, its deadline and the current claim slot, then
--- the ready slot's statement through claim_compact_slot.
-CREATE OR REPLACE FUNCTION ${schema}.claim_compact(p_queue text, p_priority smallint, p_shard smallint,
-                                        p_ready_slot int, p_ready_generation bigint, p_from_lane_seq bigint,
-                                        p_limit int, p_deadline_secs int)
-RETURNS TABLE (status text, job_id bigint, kind text, queue text, args jsonb, priority smallint, attempt smallint,
-               run_lease bigint, max_attempts smallint, lane_seq bigint, enqueue_shard smallint, ready_slot int,
-               ready_generation bigint, claim_slot int, batch_id bigint, batch_index int, receipt_id bigint,
-               claimed_at timestamptz, deadline_at timestamptz, created_at timestamptz, payload jsonb, lease_slot int)
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
-DECLARE
-    v_claimed_at timestamptz;
-    v_deadline   timestamptz;
-    v_claim_slot int;
-BEGIN
-    v_claimed_at := clock_timestamp();
-    v_deadline   := CASE WHEN p_deadline_secs > 0 THEN v_claimed_at + make_interval(secs => p_deadline_secs) END;
-    SELECT cr.slot INTO v_claim_slot FROM ${schema}.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
-    RETURN QUERY SELECT * FROM ${schema}.claim_compact_slot(p_queue, p_priority, p_shard, p_from_lane_seq,
-                                                            p_ready_generation, p_limit, p_ready_slot, v_claim_slot,
-                                                            v_claimed_at, v_deadline);
-END
-$$;
-
 -- The claim (claim_ready, below), with the lane's claim capped at p_caps[i] for queue p_queues[i] (NULL, or a NULL
 -- array: no cap beyond p_max). For a subscription with a limited queue (R__35_limits.sql, docs/limits.md) the engine
 -- passes only queues it may claim from now (cap > 0) and reserves each cap before the call, so concurrent claims of
@@ -460,6 +436,9 @@ DECLARE
     v_dl    int;
     v_mat   boolean;
     v_limit int;
+    v_claimed_at timestamptz;
+    v_deadline   timestamptz;
+    v_claim_slot int;
 BEGIN
     SELECT * INTO l FROM ${schema}.select_claim_lane(p_queues, p_max, p_avoid_parent);
     IF l.status <> 'ready' THEN
@@ -476,8 +455,14 @@ BEGIN
         RETURN QUERY SELECT * FROM ${schema}.claim_materialized(l.queue, l.priority, l.enqueue_shard, l.ready_slot,
                                                                 l.ready_generation, l.from_lane_seq, v_limit, v_dl);
     ELSE
-        RETURN QUERY SELECT * FROM ${schema}.claim_compact(l.queue, l.priority, l.enqueue_shard, l.ready_slot,
-                                                           l.ready_generation, l.from_lane_seq, v_limit, v_dl);
+        -- Step F in the compact shape: the claim's one clock reading, its deadline and the current claim slot, then
+        -- the ready slot's statement through claim_compact_slot.
+        v_claimed_at := clock_timestamp();
+        v_deadline   := CASE WHEN v_dl > 0 THEN v_claimed_at + make_interval(secs => v_dl) END;
+        SELECT cr.slot INTO v_claim_slot FROM ${schema}.claim_ring_rotations cr ORDER BY cr.generation DESC LIMIT 1;
+        RETURN QUERY SELECT * FROM ${schema}.claim_compact_slot(l.queue, l.priority, l.enqueue_shard, l.from_lane_seq,
+                                                                l.ready_generation, v_limit, l.ready_slot,
+                                                                v_claim_slot, v_claimed_at, v_deadline);
     END IF;
 END
 $$;
