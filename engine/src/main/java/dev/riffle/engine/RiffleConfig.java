@@ -48,7 +48,8 @@ import reactor.core.scheduler.Schedulers;
  * @param maxClaimBatch upper bound of one claim; the subscriber's outstanding demand bounds it further
  * @param completionBatchSize completions per flush at most
  * @param completionWindow how long the first pending completion waits for company
- * @param completionFlushConcurrency completion flushes in flight at once
+ * @param completionFlushConcurrency completion flushes in flight at once; a flush next to one already in flight
+ *        needs {@code completionBatchSize / 8} outcomes, or outcomes that waited ten windows
  * @param pollInterval how often an idle subscription with demand polls while LISTEN is down
  * @param safetyPollInterval how often it polls while LISTEN is up (a missed notification costs at most this); a
  *                           handler parked on an external callback re-checks its callback at this interval too
@@ -468,7 +469,11 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
             return this;
         }
 
-        /** Concurrent completion flushes (default {@value RiffleConfig#DEFAULT_COMPLETION_FLUSH_CONCURRENCY}). */
+        /**
+         * Concurrent completion flushes (default {@value RiffleConfig#DEFAULT_COMPLETION_FLUSH_CONCURRENCY}). A flush
+         * starts next to one already in flight only for {@code completionBatchSize / 8} outcomes or more, or for
+         * outcomes that have waited ten {@code completionWindow}s; fewer wait for the flush in flight and go with it.
+         */
         public Builder completionFlushConcurrency(int completionFlushConcurrency) {
             this.completionFlushConcurrency = completionFlushConcurrency;
             return this;

@@ -22,11 +22,13 @@ import reactor.util.retry.Retry;
 
 /**
  * Batches attempt outcomes (docs/design/delivery-contract.md). A flush goes out at {@code batchSize} items or
- * {@code window} after the first pending item, whichever comes first. Compact successes go out as ONE
- * {@code complete_compact} statement; non-success exits, and every outcome of a materialized (leased) attempt, as ONE
- * {@code close_attempts} statement; each is one round trip and one commit. Each caller's {@code Mono} succeeds when its
- * outcome is durable, or errors with {@link AttemptRejectedException} when the attempt was no longer open; nothing is
- * written for a rejected attempt.
+ * {@code window} after the first pending item, whichever comes first; while a flush is in flight, a second one starts
+ * only for {@code batchSize / 8} items or for items that have waited {@code MAX_DEFER_WINDOWS} windows (fewer wait
+ * for the finishing flush, which pumps again: on a loaded host each flush's fixed cost is what keeps batches small).
+ * Compact successes go out as ONE {@code complete_compact} statement; non-success exits, and every outcome of a
+ * materialized (leased) attempt, as ONE {@code close_attempts} statement; each is one round trip and one commit. Each
+ * caller's {@code Mono} succeeds when its outcome is durable, or errors with {@link AttemptRejectedException} when the
+ * attempt was no longer open; nothing is written for a rejected attempt.
  *
  * <p>If the process dies with items buffered, nothing is replayed: those attempts stay open and rescue handles
  * them. A flush that fails with a transient error (connection loss, restart, failover) is retried with capped,
@@ -40,10 +42,14 @@ public final class CompletionBatcher implements AttemptCloser {
     static final Duration FLUSH_RETRY_MIN_BACKOFF = Duration.ofMillis(100);
     /** Longest pause between retries of a failing flush: how late outcomes land after an outage ends, at most. */
     static final Duration FLUSH_RETRY_MAX_BACKOFF = Duration.ofSeconds(3);
+    /** A concurrent flush needs at least {@code batchSize / COMPANY_FLOOR_DIVISOR} outcomes (64 of 512). */
+    static final int COMPANY_FLOOR_DIVISOR = 8;
+    /** Outcomes wait at most this many windows for an in-flight flush before a concurrent one goes. */
+    static final int MAX_DEFER_WINDOWS = 10;
 
     /** An outcome to record; a null outcome means "release": the attempt was claimed but never handed out. */
     private record Pending(Receipt receipt, @org.jspecify.annotations.Nullable JobOutcome outcome,
-                           boolean leased, MonoSink<Void> sink) {
+                           boolean leased, MonoSink<Void> sink, long queuedAt) {
         /** Compact successes take the cheap path; a lease must be ended by the general one. */
         boolean isCompactComplete() {
             return outcome instanceof JobOutcome.Complete && !leased;
@@ -55,6 +61,10 @@ public final class CompletionBatcher implements AttemptCloser {
     private final int batchSize;
     private final Duration window;
     private final int flushConcurrency;
+    /** Fewer pending outcomes than this do not start a flush next to one in flight (see {@link #pump}). */
+    private final int companyFloor;
+    /** How long pending outcomes may wait for an in-flight flush before a concurrent one takes them anyway. */
+    private final long maxDeferNanos;
     private final Scheduler timer;
     private final AtomicLong flushes = new AtomicLong();
     private final AtomicLong completed = new AtomicLong();
@@ -102,6 +112,8 @@ public final class CompletionBatcher implements AttemptCloser {
         this.batchSize = batchSize;
         this.window = window;
         this.flushConcurrency = flushConcurrency;
+        this.companyFloor = Math.max(1, batchSize / COMPANY_FLOOR_DIVISOR);
+        this.maxDeferNanos = window.toNanos() * MAX_DEFER_WINDOWS;
         this.timer = timer;
         this.outage = new Outage(clock);
         this.dlqDefault = dlqDefault;
@@ -130,25 +142,35 @@ public final class CompletionBatcher implements AttemptCloser {
                 return;
             }
             // The count can never go below zero (CountedQueue), so a pump never takes a slot for nothing.
-            int n = pending.add(new Pending(receipt, outcome, leased, sink));
+            int n = pending.add(new Pending(receipt, outcome, leased, sink, clock.nanos()));
             if (n >= batchSize) {
                 pump(true);
-            } else if (timerArmed.compareAndSet(false, true)) {
-                // The first pending item starts the window; a full batch or the window, whichever comes first. The
-                // task is not kept in a swap: replacing a handle could cancel a newer timer armed by another thread
-                // and strand its items; a stray pump after close is harmless. The flag is set after the item is
-                // queued, so a timer that fired in between has already cleared it and this arms a fresh one.
-                try {
-                    timer.schedule(() -> {
-                        timerArmed.set(false);
-                        pump(true);
-                    }, window.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    timerArmed.set(false);
-                    pump(true); // timer gone (engine closing): send now rather than strand the item
-                }
+            } else {
+                // The first pending item starts the window; a full batch or the window, whichever comes first.
+                armTimer(window.toNanos());
             }
         }).doFinally(s -> inFlight.remove(receipt.jobId(), receipt.runLease()));
+    }
+
+    /**
+     * Arms the window timer unless one is armed already. The task is not kept in a swap: replacing a handle could
+     * cancel a newer timer armed by another thread and strand its items; a stray pump after close is harmless. The
+     * flag is set after the item is queued, so a timer that fired in between has already cleared it and this arms a
+     * fresh one.
+     */
+    private void armTimer(long delayNanos) {
+        if (!timerArmed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            timer.schedule(() -> {
+                timerArmed.set(false);
+                pump(true);
+            }, Math.max(1, delayNanos), java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            timerArmed.set(false);
+            pump(true); // timer gone (engine closing): send now rather than strand the item
+        }
     }
 
     /**
@@ -166,6 +188,18 @@ public final class CompletionBatcher implements AttemptCloser {
             int slots = flushing.get();
             if (slots >= flushConcurrency) {
                 return; // a finishing flush pumps again
+            }
+            if (slots > 0 && n < companyFloor && !shutdown) {
+                // A flush is in flight and only a few outcomes wait: a second concurrent flush would pay the whole
+                // fixed cost of a statement and a commit for them, and on a loaded host that cost is what keeps the
+                // first one slow. The finishing flush pumps again and takes them with whatever arrives meanwhile.
+                // Bounded by age, so a flush that is slow or stuck (an outage, a lock) does not hold others back.
+                Pending oldest = pending.peek();
+                long waited = oldest == null ? 0 : clock.nanos() - oldest.queuedAt();
+                if (waited < maxDeferNanos) {
+                    armTimer(maxDeferNanos - waited);
+                    return;
+                }
             }
             if (!flushing.compareAndSet(slots, slots + 1)) {
                 continue;

@@ -35,6 +35,11 @@ final class CountedQueue<T> {
         return out;
     }
 
+    /** The oldest item not yet taken, or null; a racing take may remove it right after. */
+    @org.jspecify.annotations.Nullable T peek() {
+        return items.peek();
+    }
+
     /** Items added and not yet taken (counting items whose add is still in progress); never negative. */
     int count() {
         return count.get();

@@ -17,6 +17,18 @@ import org.junit.jupiter.api.RepeatedTest;
  */
 class CountedQueueTest {
 
+    @org.junit.jupiter.api.Test
+    void peekShowsTheOldestItemNotYetTaken() {
+        CountedQueue<String> q = new CountedQueue<>();
+        assertThat(q.peek()).isNull();
+        q.add("a");
+        q.add("b");
+        assertThat(q.peek()).isEqualTo("a");
+        assertThat(q.take(1)).containsExactly("a");
+        assertThat(q.peek()).isEqualTo("b");
+        assertThat(q.count()).isEqualTo(1);
+    }
+
     @RepeatedTest(8)
     void theCountNeverGoesNegativeAndEveryItemIsTakenOnce() throws Exception {
         int adders = 4;
