@@ -37,6 +37,8 @@ final class BenchConfig {
     // Riffle's RiffleConfig.copyEnqueueThreshold: batches of at least this many jobs are staged with COPY
     // (docs/bulk-enqueue.md); 0 keeps every batch on the multi-row array path.
     int copyEnqueueThreshold = dev.riffle.engine.RiffleConfig.DEFAULT_COPY_ENQUEUE_THRESHOLD;
+    // Riffle's QueueConfig.withEnqueueShards for the bench queue; 0 keeps the schema's default for a new queue.
+    int enqueueShards = 0;
     int claimBatch = 128;
     int ackBatch = 512;
     int ackWindowMillis = 2;
@@ -117,6 +119,8 @@ final class BenchConfig {
                 "  --copy-enqueue-threshold N   Riffle stages batches of N jobs or more with COPY (default "
                         + dev.riffle.engine.RiffleConfig.DEFAULT_COPY_ENQUEUE_THRESHOLD + "; 0: never)",
                 "  --enqueue-concurrency C      concurrent enqueue calls when pre-enqueuing (default 2)",
+                "  --enqueue-shards N           Riffle: lanes per priority of the bench queue, 1-64 (default: the"
+                        + " schema's default for a new queue, 4)",
                 "  --claim-batch N              max jobs per claim (both systems; default 128)",
                 "  --ack-batch N                max jobs per ack/completion batch (both systems; default 512)",
                 "  --ack-window-ms N            Riffle completionWindow (default 2)",
@@ -241,6 +245,7 @@ final class BenchConfig {
             case "--enqueue-batch" -> enqueueBatch = Integer.parseInt(v);
             case "--enqueue-concurrency" -> enqueueConcurrency = Integer.parseInt(v);
             case "--copy-enqueue-threshold" -> copyEnqueueThreshold = Integer.parseInt(v);
+            case "--enqueue-shards" -> enqueueShards = Integer.parseInt(v);
             case "--claim-batch" -> claimBatch = Integer.parseInt(v);
             case "--ack-batch" -> ackBatch = Integer.parseInt(v);
             case "--ack-window-ms" -> ackWindowMillis = Integer.parseInt(v);
@@ -273,7 +278,7 @@ final class BenchConfig {
                 || poolSize < 1 || baselineClaimers < 1 || baselineAckers < 1 || workers.isEmpty()
                 || delaysMillis.isEmpty() || steadySeconds < 1 || pinnedSeconds < 1 || recoverySeconds < 1
                 || steadyLoad <= 0 || payloadPad < 0 || baselinePollMs < 0 || baselineVacuumSeconds < 0 || producerTickMillis < 1
-                || copyEnqueueThreshold < 0) {
+                || copyEnqueueThreshold < 0 || enqueueShards < 0 || enqueueShards > 64) {
             throw new UsageException("option out of range\n" + usage());
         }
         if (enqueueBatch * 4 > 32_000) {
@@ -312,6 +317,7 @@ final class BenchConfig {
         m.put("enqueue_batch", enqueueBatch);
         m.put("enqueue_concurrency", enqueueConcurrency);
         m.put("copy_enqueue_threshold", copyEnqueueThreshold);
+        m.put("enqueue_shards", enqueueShards);
         m.put("claim_batch", claimBatch);
         m.put("ack_batch", ackBatch);
         m.put("ack_window_ms", ackWindowMillis);

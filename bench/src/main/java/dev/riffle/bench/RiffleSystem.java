@@ -107,6 +107,9 @@ final class RiffleSystem implements QueueSystem {
         if (maintenance != null) {
             b.maintenance(maintenance);
         }
+        if (cfg.enqueueShards > 0) {
+            b.queue(dev.riffle.engine.api.QueueConfig.of(QUEUE).withEnqueueShards(cfg.enqueueShards));
+        }
         return b
                 .url(cfg.url)
                 .schema(schema)

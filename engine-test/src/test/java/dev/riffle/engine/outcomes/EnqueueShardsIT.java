@@ -42,6 +42,24 @@ class EnqueueShardsIT extends ProbeIT {
         assertThat(seen).containsExactlyInAnyOrderElementsOf(ids);
     }
 
+    /** A queue nobody configured gets the schema's default, eight (V13; docs/benchmarks.md "Session 10"). */
+    @Test
+    void aNewQueueWithoutAConfiguredCountGetsEightShards() {
+        Riffle riffle = OutcomeKit.start(db);
+        try {
+            Set<Long> ids = new HashSet<>();
+            for (int i = 0; i < 64; i++) {
+                ids.add(OutcomeKit.enqueue(riffle, NewJob.builder("k").queue("sd").build()));
+            }
+            assertThat(db.queryLong("SELECT enqueue_shards FROM queue_meta WHERE queue = 'sd'")).isEqualTo(8);
+            assertThat(db.queryLong("SELECT count(DISTINCT enqueue_shard) FROM ready_entries WHERE queue = 'sd'"))
+                    .as("shards used by 64 transactions").isEqualTo(8);
+            deliverExactly(riffle, "sd", ids);
+        } finally {
+            OutcomeKit.close(riffle);
+        }
+    }
+
     @Test
     void aQueuesJobsSpreadOverItsShardsAndEachIsClaimedOnce() {
         Riffle riffle = OutcomeKit.start(db, b -> b.queue(QueueConfig.of("sa").withEnqueueShards(4)));

@@ -18,7 +18,7 @@ import java.util.Objects;
  *                    external callbacks; compact attempts still materialize on demand when they register one.
  * @param enqueueShards how many lanes per priority this queue's jobs are spread over, 1 to {@value #MAX_ENQUEUE_SHARDS};
  *                      null (the default) keeps the count recorded in the schema (a new queue gets the schema
- *                      default, 4). Each shard is claimed independently, so more shards let more claims of the queue
+ *                      default, 8). Each shard is claimed independently, so more shards let more claims of the queue
  *                      run at once, at the price of FIFO order holding per shard rather than across the queue. An
  *                      explicit value is recorded at engine start (the last engine to start wins) and applies to
  *                      jobs enqueued from then on; jobs already enqueued on other shards are still claimed
