@@ -98,10 +98,17 @@ final class CrashRun {
             long t0 = System.nanoTime();
             RiffleStats st0 = survivor.engine().stats();
             fleet.start(tr);
+            long deadline = t0 + TimeUnit.SECONDS.toNanos(o.timeoutSeconds());
+            // The victim must be working (claiming, holding jobs) when it is killed. A cold child JVM can take longer
+            // to reach its first claim than a warm survivor needs to drain a small run, and a victim that never
+            // claimed leaves nothing to rescue (seen in CI: 600 of 600 completed, 0 rescued). So the survivor starts
+            // only once the victim has reported handler starts.
+            while (fleet.startsReported(0) == 0 && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(2_000_000L);
+            }
             survivor.startWorkers(o.workers(), Duration.ofMillis(o.delayMillis()), tr);
 
             long killAt = Math.max(1, (long) Math.floor(n * o.killAfter()));
-            long deadline = t0 + TimeUnit.SECONDS.toNanos(o.timeoutSeconds());
             while (tr.completedUnique.get() < killAt && System.nanoTime() < deadline) {
                 LockSupport.parkNanos(2_000_000L);
             }

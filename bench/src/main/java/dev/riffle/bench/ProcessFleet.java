@@ -154,6 +154,11 @@ final class ProcessFleet implements Fleet {
      * Crash under load (docs/validation): SIGKILL to one instance while it holds claimed jobs, no shutdown of any
      * kind, and waits for it to be gone. {@link #stop} then skips it. Returns the killed process's pid.
      */
+    /** Handler starts instance {@code instance} has reported so far. */
+    long startsReported(int instance) {
+        return children.get(instance).startsReported.get();
+    }
+
     long killForcibly(int instance) throws InterruptedException {
         Child c = children.get(instance);
         c.killed = true;
@@ -219,6 +224,8 @@ final class ProcessFleet implements Fleet {
         long cpuAtStart = -1;
         long cpuUsed = -1;
         volatile boolean killed;
+        /** Handler starts this child has reported (CrashRun waits for the victim to be working before it kills). */
+        final java.util.concurrent.atomic.AtomicLong startsReported = new java.util.concurrent.atomic.AtomicLong();
 
         Child(int index, Process process) {
             this.index = index;
@@ -274,6 +281,7 @@ final class ProcessFleet implements Fleet {
                 return;
             }
             List<Object> s = (List<Object>) m.get("started");
+            startsReported.addAndGet(s.size() / 2);
             for (int i = 0; i + 1 < s.size(); i += 2) {
                 tr.startedAt(((Number) s.get(i)).longValue(), ((Number) s.get(i + 1)).longValue());
             }
