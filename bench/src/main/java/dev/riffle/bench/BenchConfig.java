@@ -119,8 +119,9 @@ final class BenchConfig {
                 "  --copy-enqueue-threshold N   Riffle stages batches of N jobs or more with COPY (default "
                         + dev.riffle.engine.RiffleConfig.DEFAULT_COPY_ENQUEUE_THRESHOLD + "; 0: never)",
                 "  --enqueue-concurrency C      concurrent enqueue calls when pre-enqueuing (default 2)",
-                "  --enqueue-shards N           Riffle: lanes per priority of the bench queue, 1-64 (default: the"
-                        + " schema's default for a new queue, 4)",
+                "  --enqueue-shards N           Riffle: lanes per priority of the bench queue, 1-"
+                        + dev.riffle.engine.api.QueueConfig.MAX_ENQUEUE_SHARDS + " (default: the schema's default"
+                        + " for a new queue, 8)",
                 "  --claim-batch N              max jobs per claim (both systems; default 128)",
                 "  --ack-batch N                max jobs per ack/completion batch (both systems; default 512)",
                 "  --ack-window-ms N            Riffle completionWindow (default 2)",
@@ -278,7 +279,7 @@ final class BenchConfig {
                 || poolSize < 1 || baselineClaimers < 1 || baselineAckers < 1 || workers.isEmpty()
                 || delaysMillis.isEmpty() || steadySeconds < 1 || pinnedSeconds < 1 || recoverySeconds < 1
                 || steadyLoad <= 0 || payloadPad < 0 || baselinePollMs < 0 || baselineVacuumSeconds < 0 || producerTickMillis < 1
-                || copyEnqueueThreshold < 0 || enqueueShards < 0 || enqueueShards > 64) {
+                || copyEnqueueThreshold < 0 || enqueueShards < 0 || enqueueShards > dev.riffle.engine.api.QueueConfig.MAX_ENQUEUE_SHARDS) {
             throw new UsageException("option out of range\n" + usage());
         }
         if (enqueueBatch * 4 > 32_000) {

@@ -103,15 +103,12 @@ final class CrashRun {
             // to reach its first claim than a warm survivor needs to drain a small run, and a victim that never
             // claimed leaves nothing to rescue (seen in CI: 600 of 600 completed, 0 rescued). So the survivor starts
             // only once the victim has reported handler starts.
-            while (fleet.startsReported(0) == 0 && System.nanoTime() < deadline) {
-                LockSupport.parkNanos(2_000_000L);
-            }
+            ProcessFleet victim = fleet;
+            awaitUntil(() -> victim.startsReported(0) > 0, deadline);
             survivor.startWorkers(o.workers(), Duration.ofMillis(o.delayMillis()), tr);
 
             long killAt = Math.max(1, (long) Math.floor(n * o.killAfter()));
-            while (tr.completedUnique.get() < killAt && System.nanoTime() < deadline) {
-                LockSupport.parkNanos(2_000_000L);
-            }
+            awaitUntil(() -> tr.completedUnique.get() >= killAt, deadline);
             long openBeforeKill = openAttempts();
             long completedAtKill = tr.completedUnique.get();
             long tKill = System.nanoTime();
@@ -198,6 +195,13 @@ final class CrashRun {
             }
             survivor.close();
             writeTimeline(timelineCsv, timeline);
+        }
+    }
+
+    /** Polls {@code condition} every 2 ms until it holds or {@code deadline} (System.nanoTime) passes. */
+    private static void awaitUntil(java.util.function.BooleanSupplier condition, long deadline) {
+        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(2_000_000L);
         }
     }
 

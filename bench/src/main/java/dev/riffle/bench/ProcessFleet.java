@@ -150,15 +150,15 @@ final class ProcessFleet implements Fleet {
         return merged;
     }
 
-    /**
-     * Crash under load (docs/validation): SIGKILL to one instance while it holds claimed jobs, no shutdown of any
-     * kind, and waits for it to be gone. {@link #stop} then skips it. Returns the killed process's pid.
-     */
     /** Handler starts instance {@code instance} has reported so far. */
     long startsReported(int instance) {
         return children.get(instance).startsReported.get();
     }
 
+    /**
+     * Crash under load (docs/validation): SIGKILL to one instance while it holds claimed jobs, no shutdown of any
+     * kind, and waits for it to be gone. {@link #stop} then skips it. Returns the killed process's pid.
+     */
     long killForcibly(int instance) throws InterruptedException {
         Child c = children.get(instance);
         c.killed = true;
