@@ -92,6 +92,7 @@ final class BenchConfig {
                 "                               <N>x<W>: N engine instances of W handlers on one queue, drain;",
                 "                               w<W>: drain with W handlers in the harness JVM;",
                 "                               steady-b<P>: steady with both producers at P % of the baseline's drain peak",
+                "                               at the steady W and handler delay (any shape if that drain did not run)",
                 "  --profile-jobs N             jobs per profile drain run (default: --jobs)",
                 "  --fleet process|jvm          <N>x<W> profiles: each instance its own JVM (default process) or all in",
                 "                               the harness JVM",

@@ -117,6 +117,8 @@ public final class BenchMain {
                 }
                 Map<String, Double> peak = new LinkedHashMap<>();
                 Map<String, String> peakRun = new LinkedHashMap<>();
+                // The baseline's completed jobs/s per drain run key, for steady-b<P> (see below).
+                Map<String, Double> baselineByRun = new LinkedHashMap<>();
                 if (cfg.scenarios.contains("drain")) {
                     for (int w : cfg.workers) {
                         for (int d : cfg.delaysMillis) {
@@ -128,6 +130,9 @@ public final class BenchMain {
                                         () -> runner.drain(sys, ww, dd));
                                 record(runs, r, round, t);
                                 notePeak(peak, peakRun, sys, r);
+                                if (sys.equals("baseline")) {
+                                    noteRun(baselineByRun, r);
+                                }
                             }
                         }
                     }
@@ -177,10 +182,19 @@ public final class BenchMain {
                     }
                     double rate;
                     String source;
-                    if (peak.containsKey("baseline")) {
+                    // The baseline's peak in the steady run's own shape (its handlers and handler delay): the
+                    // baseline's best drain of any shape (W = 256, no work) was more than twice what either system
+                    // completes at W = 64 with 1 ms of work, so half of it could be kept up by neither.
+                    String sameShape = Runner.key("drain", cfg.steadyWorkers, cfg.steadyDelayMillis);
+                    if (baselineByRun.containsKey(sameShape)) {
+                        rate = Math.max(1, Math.floor(baselineByRun.get(sameShape) * p.baselineLoad()));
+                        source = p.baselineLoad() + " x baseline drain peak at the steady shape "
+                                + Math.round(baselineByRun.get(sameShape)) + " jobs/s (" + sameShape + ")";
+                    } else if (peak.containsKey("baseline")) {
                         rate = Math.max(1, Math.floor(peak.get("baseline") * p.baselineLoad()));
                         source = p.baselineLoad() + " x baseline drain peak " + Math.round(peak.get("baseline"))
-                                + " jobs/s (" + peakRun.get("baseline") + ")";
+                                + " jobs/s (" + peakRun.get("baseline") + "; no baseline drain at the steady shape "
+                                + sameShape + " in this round)";
                     } else if (cfg.steadyRate > 0) {
                         rate = cfg.steadyRate;
                         source = "--steady-rate (no baseline drain run in this round)";
@@ -234,6 +248,15 @@ public final class BenchMain {
         if (c instanceof Number n && (!peak.containsKey(sys) || n.doubleValue() > peak.get(sys))) {
             peak.put(sys, n.doubleValue());
             peakRun.put(sys, String.valueOf(r.get("key")));
+        }
+    }
+
+    /** Remembers a run's completed jobs/s under its key. */
+    @SuppressWarnings("unchecked")
+    private static void noteRun(Map<String, Double> byRun, Map<String, Object> r) {
+        Object c = ((Map<String, Object>) r.get("metrics")).get("completed_jobs_per_s");
+        if (c instanceof Number n) {
+            byRun.put(String.valueOf(r.get("key")), n.doubleValue());
         }
     }
 
@@ -301,8 +324,11 @@ public final class BenchMain {
                     .append(" / JVM ").append(Report.fmt(m.get("jvm_cpu_us_per_job_drain"), "d0")).append(" µs/job");
         } else {
             line.append(" at ").append(Report.fmt(m.get("rate_target"), "int")).append(" jobs/s target, pickup p99 ")
-                    .append(Report.fmt(m.get("pickup_p99_ms"), "d2")).append(" ms")
-                    .append(", CPU server ").append(Report.fmt(m.get("server_cpu_us_per_job"), "d0"))
+                    .append(Report.fmt(m.get("pickup_p99_ms"), "d2")).append(" ms");
+            if (m.containsKey("second_half_pickup_p99_ms")) {
+                line.append(" (second half ").append(Report.fmt(m.get("second_half_pickup_p99_ms"), "d2")).append(" ms)");
+            }
+            line.append(", CPU server ").append(Report.fmt(m.get("server_cpu_us_per_job"), "d0"))
                     .append(" / JVM ").append(Report.fmt(m.get("jvm_cpu_us_per_job"), "d0")).append(" µs/job");
             if (m.containsKey("pinned_completed_jobs_per_s")) {
                 line.append(", pinned ").append(Report.fmt(m.get("pinned_completed_jobs_per_s"), "int"))

@@ -17,7 +17,9 @@ import java.util.regex.Pattern;
  *   <li>{@code w<W>} (e.g. {@code w256}): drain with W handlers on one instance in the harness JVM, like the drain
  *       scenario with {@code --workers W}.</li>
  *   <li>{@code steady-b<P>} (e.g. {@code steady-b50}): the steady scenario with the producer of BOTH systems at P % of
- *       the baseline's drain peak from the same round (the highest completed jobs/s of any baseline drain run).</li>
+ *       the baseline's drain peak at the steady shape from the same round: the baseline's completed jobs/s in the
+ *       drain run with the steady run's handlers and handler delay ({@code --steady-workers},
+ *       {@code --steady-delay-ms}); without such a run, its highest completed jobs/s of any drain run.</li>
  * </ul>
  *
  * {@code all} stands for {@code 1x32,4x8,w256,steady-b50}.
@@ -100,7 +102,7 @@ record Profile(String name, boolean steady, int instances, int workers, boolean 
     String describe(int steadyWorkers, int steadyDelayMillis) {
         if (steady) {
             return "`" + name + "`: steady, both systems' producers at " + Math.round(baselineLoad * 100)
-                    + " % of the baseline's drain peak from the same round, W=" + steadyWorkers + ", "
+                    + " % of the baseline's drain peak at the same W and handler delay in the same round, W=" + steadyWorkers + ", "
                     + steadyDelayMillis + " ms handler";
         }
         if (name.startsWith("w")) {

@@ -140,16 +140,22 @@ final class Summary {
                         ratio == null ? null : num(ratio.get("completed_jobs_per_s")), v -> v >= 0.7, "x"));
             }
             if (key.equals("steady")) {
-                out.add(check("pickup p99 at steady load, riffle/baseline", "<= 1.0",
-                        ratio == null ? null : num(ratio.get("pickup_p99_ms")), v -> v <= 1.0, "x"));
+                out.add(check("pickup p99 at steady load, second half of the load, riffle/baseline", "<= 1.0",
+                        ratio == null ? null : num(ratio.get("second_half_pickup_p99_ms")), v -> v <= 1.0, "x"));
+                out.add(check("pickup p99 at steady load, whole run including the engine's start, riffle/baseline",
+                        "<= 1.0", ratio == null ? null : num(ratio.get("pickup_p99_ms")), v -> v <= 1.0, "x"));
             }
             if (key.equals("profile steady-b50")) {
                 Double target = riffle == null ? null : num(riffle.get("rate_target"));
                 Double done = riffle == null ? null : num(riffle.get("completed_jobs_per_s"));
                 out.add(check("keeps up at 50 % of the baseline's peak (riffle completed / producer rate)", ">= 0.98",
                         target == null || done == null || target == 0 ? null : done / target, v -> v >= 0.98, ""));
-                out.add(check("pickup p99 at 50 % of the baseline's peak, riffle/baseline", "<= 1.0",
-                        ratio == null ? null : num(ratio.get("pickup_p99_ms")), v -> v <= 1.0, "x"));
+                out.add(check("pickup p99 at 50 % of the baseline's peak, second half of the load, riffle/baseline",
+                        "<= 1.0", ratio == null ? null : num(ratio.get("second_half_pickup_p99_ms")),
+                        v -> v <= 1.0, "x"));
+                out.add(check("pickup p99 at 50 % of the baseline's peak, whole run including the engine's start, "
+                        + "riffle/baseline", "<= 1.0", ratio == null ? null : num(ratio.get("pickup_p99_ms")),
+                        v -> v <= 1.0, "x"));
             }
             if (key.equals("pinned")) {
                 out.add(check("throughput while pinned, fraction of clean steady (riffle)", ">= 0.75",
