@@ -48,30 +48,53 @@ BEGIN
         SELECT * INTO cur FROM ${schema}.claim_ring_slots s WHERE s.slot = v_slot FOR UPDATE;
 
         -- The window, annotated: closed (any closure evidence), stale (no heartbeat newer than the cutoff).
+        -- Each half of the walk reads only the batches that can hold its items: a batch's items share its
+        -- claimed_at, so one claimed before the cursor's has no item after the cursor (and one claimed after it none
+        -- at or before). Both halves used to unnest every batch of the slot older than the cutoff and sort it all.
+        -- The per-candidate probes are cheap where the slot is quiet: closure evidence is one index search for the
+        -- closure rows overlapping all candidates' receipts, merged into one multirange that each candidate is
+        -- looked up in (instead of one index probe per candidate); the lease and heartbeat probes run only when
+        -- the leases and attempt_state tables have any row ($7, $8, read just before). Those two flags may miss a
+        -- lease or heartbeat written after they were read: the re-judge under the attempt locks below reads both
+        -- again with a fresh snapshot, so such a candidate is not closed, and the cursor stops before it.
         EXECUTE format($q$
-            WITH items AS (
-                SELECT b.claimed_at, i.jid, i.rl, i.rid, b.batch_id, i.idx::int AS idx
-                  FROM %1$s.%2$I b
-                 CROSS JOIN LATERAL unnest(b.job_ids, b.run_leases, b.receipt_ids) WITH ORDINALITY AS i(jid, rl, rid, idx)
-                 WHERE b.claimed_at < $1
-                UNION ALL
-                SELECT c.claimed_at, c.job_id, c.run_lease, c.receipt_id, 0::bigint, 0
-                  FROM %1$s.%4$I c
-                 WHERE c.claimed_at < $1
-            ),
-            after AS (
-                SELECT *, 0 AS lap FROM items
-                 WHERE (claimed_at, jid, rl) > ($2, $3, $4)
-                 ORDER BY claimed_at, jid, rl LIMIT $5
+            WITH after AS (
+                SELECT *, 0 AS lap
+                  FROM (SELECT b.claimed_at, i.jid, i.rl, i.rid, b.batch_id, i.idx::int AS idx
+                          FROM %1$s.%2$I b
+                         CROSS JOIN LATERAL unnest(b.job_ids, b.run_leases, b.receipt_ids)
+                               WITH ORDINALITY AS i(jid, rl, rid, idx)
+                         WHERE b.claimed_at < $1 AND b.claimed_at >= $2
+                        UNION ALL
+                        SELECT c.claimed_at, c.job_id, c.run_lease, c.receipt_id, 0::bigint, 0
+                          FROM %1$s.%4$I c
+                         WHERE c.claimed_at < $1 AND c.claimed_at >= $2) x
+                 WHERE (x.claimed_at, x.jid, x.rl) > ($2, $3, $4)
+                 ORDER BY x.claimed_at, x.jid, x.rl LIMIT $5
             ),
             wrapped AS (
-                SELECT *, 1 AS lap FROM items
-                 WHERE (claimed_at, jid, rl) <= ($2, $3, $4)
-                 ORDER BY claimed_at, jid, rl LIMIT greatest($5 - (SELECT count(*) FROM after), 0)
+                SELECT *, 1 AS lap
+                  FROM (SELECT b.claimed_at, i.jid, i.rl, i.rid, b.batch_id, i.idx::int AS idx
+                          FROM %1$s.%2$I b
+                         CROSS JOIN LATERAL unnest(b.job_ids, b.run_leases, b.receipt_ids)
+                               WITH ORDINALITY AS i(jid, rl, rid, idx)
+                         WHERE b.claimed_at < $1 AND b.claimed_at <= $2
+                        UNION ALL
+                        SELECT c.claimed_at, c.job_id, c.run_lease, c.receipt_id, 0::bigint, 0
+                          FROM %1$s.%4$I c
+                         WHERE c.claimed_at < $1 AND c.claimed_at <= $2) x
+                 WHERE (x.claimed_at, x.jid, x.rl) <= ($2, $3, $4)
+                 ORDER BY x.claimed_at, x.jid, x.rl LIMIT greatest($5 - (SELECT count(*) FROM after), 0)
             ),
-            cand AS (
+            cand AS MATERIALIZED (
                 SELECT x.*, row_number() OVER (ORDER BY x.lap, x.claimed_at, x.jid, x.rl) AS rn
                   FROM (SELECT * FROM after UNION ALL SELECT * FROM wrapped) x
+            ),
+            closed_ranges AS MATERIALIZED (
+                SELECT range_agg(r.r) AS mr
+                  FROM %1$s.%3$I cl, unnest(cl.receipt_ranges) AS r(r)
+                 WHERE cl.receipt_ranges && (SELECT range_agg(int8range(cand.rid, cand.rid + 1)) FROM cand
+                                              WHERE cand.batch_id <> 0)
             )
             SELECT coalesce(array_agg(cand.rn ORDER BY cand.rn), '{}') AS rns,
                    coalesce(array_agg(cand.claimed_at ORDER BY cand.rn), '{}') AS ats,
@@ -81,24 +104,27 @@ BEGIN
                    coalesce(array_agg(cand.batch_id ORDER BY cand.rn), '{}') AS bids,
                    coalesce(array_agg(cand.idx ORDER BY cand.rn), '{}') AS idxs,
                    coalesce(array_agg(CASE WHEN cand.batch_id <> 0
-                                           THEN EXISTS (SELECT 1 FROM %1$s.%3$I cl WHERE cl.receipt_ranges @> cand.rid)
+                                           THEN coalesce((SELECT cr.mr FROM closed_ranges cr) @> cand.rid, false)
                                            ELSE EXISTS (SELECT 1 FROM %1$s.%4$I c WHERE c.claim_slot = $6
                                                            AND c.job_id = cand.jid AND c.run_lease = cand.rl
                                                            AND c.closed_at IS NOT NULL)
                                                 OR EXISTS (SELECT 1 FROM %1$s.%5$I e WHERE e.claim_slot = $6
                                                               AND e.job_id = cand.jid AND e.run_lease = cand.rl) END
                                       ORDER BY cand.rn), '{}') AS closed,
-                   coalesce(array_agg(EXISTS (SELECT 1 FROM %1$s.leases l WHERE l.job_id = cand.jid AND l.run_lease = cand.rl)
+                   coalesce(array_agg($7 AND EXISTS (SELECT 1 FROM %1$s.leases l
+                                                      WHERE l.job_id = cand.jid AND l.run_lease = cand.rl)
                                       ORDER BY cand.rn), '{}') AS leased,
-                   coalesce(array_agg(coalesce((SELECT a.heartbeat_at FROM %1$s.attempt_state a
-                                                 WHERE a.job_id = cand.jid AND a.run_lease = cand.rl), cand.claimed_at) < $1
+                   coalesce(array_agg(coalesce(CASE WHEN $8 THEN (SELECT a.heartbeat_at FROM %1$s.attempt_state a
+                                                                   WHERE a.job_id = cand.jid
+                                                                     AND a.run_lease = cand.rl) END,
+                                               cand.claimed_at) < $1
                                       ORDER BY cand.rn), '{}') AS stale
               FROM cand
             $q$, '${schema}', 'lease_claim_batches_' || v_slot, 'lease_claim_closure_batches_' || v_slot,
                  'lease_claims_' || v_slot, 'lease_claim_closures_' || v_slot)
            INTO w
            USING v_cutoff, cur.rescue_cursor_claimed_at, cur.rescue_cursor_job_id, cur.rescue_cursor_run_lease, p_window,
-                 v_slot;
+                 v_slot, EXISTS (SELECT 1 FROM ${schema}.leases), EXISTS (SELECT 1 FROM ${schema}.attempt_state);
         CONTINUE WHEN cardinality(w.rns) = 0;
 
         -- Try-lock the open stale candidates, up to the budget, in this statement...
