@@ -43,6 +43,8 @@ final class BenchConfig {
     int ackBatch = 512;
     int ackWindowMillis = 2;
     int poolSize = 8;
+    // Riffle's RiffleConfig.warmPool: open the pool in full at start and plan the hot path on each connection.
+    boolean warmPool = dev.riffle.engine.RiffleConfig.DEFAULT_WARM_POOL;
     int baselineClaimers = 2;
     int baselineAckers = 1;
     int baselinePollMs = 10;
@@ -127,6 +129,8 @@ final class BenchConfig {
                 "  --ack-batch N                max jobs per ack/completion batch (both systems; default 512)",
                 "  --ack-window-ms N            Riffle completionWindow (default 2)",
                 "  --pool-size N                Riffle connection pool size (default 8)",
+                "  --warm-pool true|false       Riffle RiffleConfig.warmPool: open and warm the whole pool at start (default "
+                        + dev.riffle.engine.RiffleConfig.DEFAULT_WARM_POOL + ")",
                 "  --baseline-claimers N        baseline claim threads/connections (default 2)",
                 "  --baseline-ackers N          baseline ack threads/connections (default 1)",
                 "  --baseline-poll-ms N         baseline sleep after an empty claim (default 10)",
@@ -252,6 +256,7 @@ final class BenchConfig {
             case "--ack-batch" -> ackBatch = Integer.parseInt(v);
             case "--ack-window-ms" -> ackWindowMillis = Integer.parseInt(v);
             case "--pool-size" -> poolSize = Integer.parseInt(v);
+            case "--warm-pool" -> warmPool = parseBoolean(v);
             case "--baseline-claimers" -> baselineClaimers = Integer.parseInt(v);
             case "--baseline-ackers" -> baselineAckers = Integer.parseInt(v);
             case "--baseline-poll-ms" -> baselinePollMs = Integer.parseInt(v);
@@ -320,6 +325,7 @@ final class BenchConfig {
         m.put("enqueue_concurrency", enqueueConcurrency);
         m.put("copy_enqueue_threshold", copyEnqueueThreshold);
         m.put("enqueue_shards", enqueueShards);
+        m.put("warm_pool", warmPool);
         m.put("claim_batch", claimBatch);
         m.put("ack_batch", ackBatch);
         m.put("ack_window_ms", ackWindowMillis);
@@ -345,6 +351,14 @@ final class BenchConfig {
         m.put("riffle_api", riffleApi);
         m.put("track_functions", trackFunctions);
         return m;
+    }
+
+    private static boolean parseBoolean(String v) {
+        return switch (v) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException("expected true or false, got " + v);
+        };
     }
 
     private static List<String> words(String v, List<String> allowed) {

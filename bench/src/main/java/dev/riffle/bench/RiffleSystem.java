@@ -74,6 +74,7 @@ final class RiffleSystem implements QueueSystem {
         RiffleConfig c = config(false);
         m.put("driver", "r2dbc-postgresql through the Riffle engine");
         m.put("pool_size", c.poolSize());
+        m.put("warm_pool", c.warmPool());
         m.put("max_claim_batch", c.maxClaimBatch());
         m.put("completion_batch_size", c.completionBatchSize());
         m.put("copy_enqueue_threshold", c.copyEnqueueThreshold());
@@ -120,6 +121,7 @@ final class RiffleSystem implements QueueSystem {
                 .completionBatchSize(cfg.ackBatch)
                 .completionWindow(Duration.ofMillis(cfg.ackWindowMillis))
                 .copyEnqueueThreshold(cfg.copyEnqueueThreshold)
+                .warmPool(cfg.warmPool)
                 .build();
     }
 

@@ -25,6 +25,7 @@ import dev.riffle.engine.internal.metrics.RiffleMetrics;
 import dev.riffle.engine.internal.notify.NotifyChannels;
 import dev.riffle.engine.internal.notify.WakeupListener;
 import dev.riffle.engine.internal.sql.Connections;
+import dev.riffle.engine.internal.sql.SessionWarmup;
 import dev.riffle.engine.internal.sql.Db;
 import dev.riffle.engine.internal.sql.SqlCatalog;
 import dev.riffle.engine.internal.sql.StartupChecks;
@@ -164,6 +165,9 @@ public final class Riffle implements Disposable {
                             migrationUrl.password() == null ? "" : migrationUrl.password(), config.schema())
                     : Mono.empty();
             SqlCatalog sql = SqlCatalog.load(config.schema());
+            // Connections of a pool the engine creates are warmed as they open (SessionWarmup); an application's
+            // ConnectionPool is the application's to size and warm.
+            String warmSql = config.warmPool() ? sql.get("warm_session") : null;
             ConnectionFactory pool;
             ConnectionPool owned;
             Mono<PostgresqlConnection> direct;
@@ -171,14 +175,15 @@ public final class Riffle implements Disposable {
             if (url != null) {
                 Connections.Endpoint endpoint = new Connections.Endpoint(url.host(), url.port(), url.database(),
                         url.user(), url.password(), url.options(), config.applicationName());
-                owned = Connections.pool(endpoint, config.schema(), config.poolSize());
+                owned = Connections.pool(endpoint, config.schema(), config.poolSize(), warmSql);
                 pool = owned;
                 direct = Connections.sessions(endpoint);
             } else {
                 // RiffleConfig guarantees exactly one of url and connectionFactory.
                 ConnectionFactory factory = Objects.requireNonNull(app, "connectionFactory");
                 owned = Connections.isPooled(factory) ? null
-                        : Connections.pool(factory, config.schema(), config.poolSize(), config.applicationName());
+                        : Connections.pool(factory, config.schema(), config.poolSize(), config.applicationName(),
+                                warmSql);
                 pool = owned != null ? owned : factory;
                 ConnectionFactory listen = config.listenConnectionFactory() != null
                         ? config.listenConnectionFactory() : Connections.unwrapped(factory);
@@ -190,6 +195,11 @@ public final class Riffle implements Disposable {
                     .then(StartupChecks.run(startDb, config.schema(), config.queues().values()))
                     // Code schedules are stored before the engine exists, so the first leader tick sees them.
                     .then(new CronSchedules(startDb, config.clock()).upsertAll(config.schedules()))
+                    // After the checks, so the functions the warm-up calls exist: open the whole pool now and warm
+                    // it, rather than have the first load open and plan every connection at once.
+                    .then(owned != null && warmSql != null
+                            ? SessionWarmup.fill(owned, config.poolSize(), SessionWarmup.FILL_TIMEOUT).then()
+                            : Mono.empty())
                     .then(Mono.fromCallable(() -> new Riffle(config, pool, owned, direct, sql)))
                     .onErrorResume(e -> disposeOwned.then(Mono.error(e)));
         });

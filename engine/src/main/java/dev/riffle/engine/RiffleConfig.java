@@ -101,6 +101,9 @@ import reactor.core.scheduler.Schedulers;
  *                            {@link Builder#observationRegistry(ObservationRegistry)}. With one, enqueue, claim,
  *                            handler and completion are observed and the trace context current at enqueue is stored
  *                            with the job and continued by its handler (docs/tracing.md)
+ * @param warmPool open a pool the engine creates in full at start and warm each of its connections once, when it
+ *                 opens, by planning the claim and completion functions (default {@value #DEFAULT_WARM_POOL}); no
+ *                 effect on an application's {@code ConnectionPool}
  */
 public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactory connectionFactory,
                            @Nullable ConnectionFactory listenConnectionFactory, @Nullable DatabaseUrl migrationUrl,
@@ -113,7 +116,10 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                            @Nullable Object meterRegistry, Clock clock, Scheduler scheduler,
                            List<CronSchedule> schedules,
                            @Nullable ArgsCodec argsCodec, Duration meterRefreshInterval,
-                           @Nullable Object observationRegistry) {
+                           @Nullable Object observationRegistry, boolean warmPool) {
+
+    /** Default of {@link Builder#warmPool(boolean)}: {@value}. */
+    public static final boolean DEFAULT_WARM_POOL = true;
 
     /** Default schema: {@value}. */
     public static final String DEFAULT_SCHEMA = "riffle";
@@ -337,6 +343,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
         private @Nullable ArgsCodec argsCodec;
         private Duration meterRefreshInterval = DEFAULT_METER_REFRESH_INTERVAL;
         private @Nullable Object observationRegistry;
+        private boolean warmPool = DEFAULT_WARM_POOL;
 
         private Builder() {}
 
@@ -590,6 +597,22 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
             return this;
         }
 
+        /**
+         * Whether a pool the engine creates (from {@code url}, or around a non-pooled {@code connectionFactory}) is
+         * opened in full at start and warmed (default {@value #DEFAULT_WARM_POOL}). Each connection runs
+         * {@code warm_session()} once, when it opens: it compiles and plans the claim and completion functions
+         * without reading a job or writing anything, a few milliseconds of server time per connection. Without it a
+         * fresh backend spends 10-35 ms on its first claim and 7-15 ms on its first completion, and an engine that
+         * starts under load pays that on every connection at once: in the bench, whole-run pickup p99 at 4,000
+         * jobs/s was 228-900 ms without the warm-up and 22-98 ms with it (docs/benchmarks.md, "Session 12"). Start
+         * waits at most 5 s for the pool to fill. Off: connections open on demand and plan on first use. No effect
+         * on an application's {@code ConnectionPool}, which is the application's to size and warm.
+         */
+        public Builder warmPool(boolean warmPool) {
+            this.warmPool = warmPool;
+            return this;
+        }
+
         /** The engine's local clock (default {@code Clock.systemUTC()}, elapsed time then by {@code System.nanoTime()}). */
         public Builder clock(Clock clock) {
             this.clock = clock;
@@ -609,7 +632,7 @@ public record RiffleConfig(@Nullable DatabaseUrl url, @Nullable ConnectionFactor
                     safetyPollInterval, busyRetryDelay, claimLinger, cursorAdvanceDelay, maxArgsBytes,
                     copyEnqueueThreshold, workPendingOutcomes, workPrefetch, claimConcurrency, queues, dlqByDefault,
                     maintenance, meterRegistry, clock, scheduler, schedules,
-                    argsCodec, meterRefreshInterval, observationRegistry);
+                    argsCodec, meterRefreshInterval, observationRegistry, warmPool);
         }
     }
 }

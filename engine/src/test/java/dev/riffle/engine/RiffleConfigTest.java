@@ -57,6 +57,8 @@ class RiffleConfigTest {
         assertThat(c.cursorAdvanceDelay()).isEqualTo(RiffleConfig.DEFAULT_CURSOR_ADVANCE_DELAY);
         assertThat(c.maxArgsBytes()).isEqualTo(RiffleConfig.DEFAULT_MAX_ARGS_BYTES);
         assertThat(c.copyEnqueueThreshold()).isEqualTo(RiffleConfig.DEFAULT_COPY_ENQUEUE_THRESHOLD);
+        assertThat(c.warmPool()).isEqualTo(RiffleConfig.DEFAULT_WARM_POOL).isTrue();
+        assertThat(base().warmPool(false).build().warmPool()).isFalse();
         assertThat(c.queues()).isEmpty();
         assertThat(c.dlqByDefault()).isTrue();
         assertThat(c.maintenance()).isEqualTo(MaintenanceConfig.defaults());
@@ -261,7 +263,7 @@ class RiffleConfigTest {
                 ok.claimLinger(), ok.cursorAdvanceDelay(), ok.maxArgsBytes(), ok.copyEnqueueThreshold(), ok.workPendingOutcomes(),
                 ok.workPrefetch(), ok.claimConcurrency(), ok.queues(), ok.dlqByDefault(), ok.maintenance(),
                 meterRegistry, ok.clock(), ok.scheduler(), ok.schedules(), null, ok.meterRefreshInterval(),
-                observationRegistry);
+                observationRegistry, ok.warmPool());
     }
 
     @Test

@@ -105,3 +105,7 @@ SELECT status, payload::text AS payload FROM ${schema}.callback_status($1::bigin
 
 -- name: resume_external
 SELECT ${schema}.resume_external($1::uuid, $2::jsonb) AS result
+
+-- name: warm_session
+-- Plans a new pooled connection's claim and completion statements before it carries load (R__88_session_warmup.sql).
+SELECT ${schema}.warm_session() AS calls
