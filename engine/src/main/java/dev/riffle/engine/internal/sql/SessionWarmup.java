@@ -10,6 +10,7 @@ import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * Warm pooled connections (R__88_session_warmup.sql, docs/benchmarks.md "Session 12"). A new PostgreSQL backend
@@ -49,11 +50,10 @@ public final class SessionWarmup {
      * Opens {@code connections} connections of {@code pool} at once and holds each until all are open (released
      * early, a connection could be handed out again and others never opened), so that every one is opened, and so
      * warmed; then releases them all. Completes with the number opened; never errors (what could not be opened
-     * in {@code timeout} is opened on demand later, and warmed then).
+     * in {@code timeout}, timed on {@code timer}, the engine's scheduler, is opened on demand later, and warmed then).
      */
-    public static Mono<Integer> fill(ConnectionFactory pool, int connections, Duration timeout) {
+    public static Mono<Integer> fill(ConnectionFactory pool, int connections, Duration timeout, Scheduler timer) {
         return Mono.defer(() -> {
-            long t0 = System.nanoTime();
             Sinks.Empty<Void> allOpen = Sinks.empty();
             AtomicInteger pending = new AtomicInteger(connections);
             AtomicInteger opened = new AtomicInteger();
@@ -82,10 +82,9 @@ public final class SessionWarmup {
                     }, connections, 1)
                     .then()
                     .timeout(timeout, Mono.fromRunnable(() -> log.info("pool warm-up: {} of {} connections open "
-                            + "after {} ms; the rest open on demand", opened.get(), connections, timeout.toMillis())))
+                            + "after {} ms; the rest open on demand", opened.get(), connections, timeout.toMillis())), timer)
                     .then(Mono.fromCallable(() -> {
-                        log.debug("pool warm-up: {} of {} connections open and warmed in {} ms", opened.get(),
-                                connections, (System.nanoTime() - t0) / 1_000_000);
+                        log.debug("pool warm-up: {} of {} connections open and warmed", opened.get(), connections);
                         return opened.get();
                     }));
         });
