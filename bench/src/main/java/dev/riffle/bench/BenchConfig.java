@@ -113,7 +113,7 @@ final class BenchConfig {
                 "                               unmeasured, in its own schema (default 20000; 0 = cold; --smoke: 0)",
                 "  --steady-seconds S           steady: producer duration (default 30)",
                 "  --steady-rate R              steady/pinned: fixed jobs/s for both systems (default: load x drain peak)",
-                "  --steady-load F              steady/pinned: fraction of each system's drain peak (default 0.5)",
+                "  --steady-load F              steady/pinned: fraction of each system's drain at the steady W and delay (default 0.5)",
                 "  --steady-workers W           steady/pinned: handler concurrency (default: largest --workers)",
                 "  --steady-delay-ms D          steady/pinned: handler delay (default 1)",
                 "  --pinned-seconds S           pinned: seconds with an idle-in-transaction xid held (default 30)",

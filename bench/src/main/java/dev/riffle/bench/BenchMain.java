@@ -117,8 +117,9 @@ public final class BenchMain {
                 }
                 Map<String, Double> peak = new LinkedHashMap<>();
                 Map<String, String> peakRun = new LinkedHashMap<>();
-                // The baseline's completed jobs/s per drain run key, for steady-b<P> (see below).
-                Map<String, Double> baselineByRun = new LinkedHashMap<>();
+                // Each system's completed jobs/s per drain run key: steady and pinned run at a fraction of the
+                // system's own drain in the steady shape, steady-b<P> at a fraction of the baseline's (see below).
+                Map<String, Map<String, Double>> drainByRun = new LinkedHashMap<>();
                 if (cfg.scenarios.contains("drain")) {
                     for (int w : cfg.workers) {
                         for (int d : cfg.delaysMillis) {
@@ -130,9 +131,7 @@ public final class BenchMain {
                                         () -> runner.drain(sys, ww, dd));
                                 record(runs, r, round, t);
                                 notePeak(peak, peakRun, sys, r);
-                                if (sys.equals("baseline")) {
-                                    noteRun(baselineByRun, r);
-                                }
+                                noteRun(drainByRun.computeIfAbsent(sys, k -> new LinkedHashMap<>()), r);
                             }
                         }
                     }
@@ -152,6 +151,8 @@ public final class BenchMain {
                         }
                     }
                 }
+                String sameShape = Runner.key("drain", cfg.steadyWorkers, cfg.steadyDelayMillis);
+                Map<String, Double> baselineByRun = drainByRun.getOrDefault("baseline", Map.of());
                 for (String scenario : List.of("steady", "pinned")) {
                     if (!cfg.scenarios.contains(scenario)) {
                         continue;
@@ -159,13 +160,22 @@ public final class BenchMain {
                     for (String sys : order) {
                         double rate;
                         String source;
+                        // The system's own drain in the steady run's shape (its W and handler delay): its best drain
+                        // of any shape (a W = 256 profile without work) was up to twice what it completes at W = 64
+                        // with 1 ms of work, so half of it saturated both systems and their p99 measured the backlog.
+                        Double own = drainByRun.getOrDefault(sys, Map.of()).get(sameShape);
                         if (cfg.steadyRate > 0) {
                             rate = cfg.steadyRate;
                             source = "--steady-rate";
+                        } else if (own != null) {
+                            rate = Math.max(1, Math.floor(own * cfg.steadyLoad));
+                            source = cfg.steadyLoad + " x own drain peak at the steady shape " + Math.round(own)
+                                    + " jobs/s (" + sameShape + ")";
                         } else if (peak.containsKey(sys)) {
                             rate = Math.max(1, Math.floor(peak.get(sys) * cfg.steadyLoad));
                             source = cfg.steadyLoad + " x drain peak " + Math.round(peak.get(sys)) + " jobs/s ("
-                                    + peakRun.get(sys) + ")";
+                                    + peakRun.get(sys) + "; no drain at the steady shape " + sameShape
+                                    + " in this round)";
                         } else {
                             rate = 1000;
                             source = "fallback (no drain run and no --steady-rate)";
@@ -185,7 +195,6 @@ public final class BenchMain {
                     // The baseline's peak in the steady run's own shape (its handlers and handler delay): the
                     // baseline's best drain of any shape (W = 256, no work) was more than twice what either system
                     // completes at W = 64 with 1 ms of work, so half of it could be kept up by neither.
-                    String sameShape = Runner.key("drain", cfg.steadyWorkers, cfg.steadyDelayMillis);
                     if (baselineByRun.containsKey(sameShape)) {
                         rate = Math.max(1, Math.floor(baselineByRun.get(sameShape) * p.baselineLoad()));
                         source = p.baselineLoad() + " x baseline drain peak at the steady shape "
@@ -381,7 +390,9 @@ public final class BenchMain {
         n.add("The baseline has no LISTEN/NOTIFY: after an empty claim it sleeps " + cfg.baselinePollMs + " ms, so"
                 + " its pickup latency is bounded by polling, and its idle polls show up in its commit count.");
         n.add("Steady and pinned: unless --steady-rate is given, each system runs at " + cfg.steadyLoad + " × its own"
-                + " drain peak from the same round, so the two systems may run at different absolute rates.");
+                + " drain at the steady shape (W=" + cfg.steadyWorkers + ", " + cfg.steadyDelayMillis + " ms) from the"
+                + " same round (its best drain of any shape when that drain did not run), so the two systems may run at"
+                + " different absolute rates.");
         n.add("Pinned: throughput while pinned is compared with the clean steady run of the same system and round;"
                 + " 'drained in recovery' means the backlog at the end of recovery was at most max(2 × W, 0.1 s of"
                 + " load).");

@@ -243,7 +243,7 @@ final class Report {
         sb.append("- Steady: ").append(config.get("steady_seconds")).append(" s at ")
                 .append(config.get("steady_rate_fixed") != null ? fmt(config.get("steady_rate_fixed"), "int")
                         + " jobs/s for both systems" : fmt(config.get("steady_load"), "d2")
-                        + " × each system's own drain peak")
+                        + " × each system's own drain at the steady W and handler delay")
                 .append(", W=").append(config.get("steady_workers")).append(", ").append(config.get("steady_delay_ms"))
                 .append(" ms handler. Pinned: ").append(config.get("pinned_seconds")).append(" s with an idle-in-transaction")
                 .append(" xid held, then ").append(config.get("recovery_seconds")).append(" s of recovery at the same rate.\n");
@@ -412,8 +412,9 @@ final class Report {
                 "",
                 "- **drain**: pre-enqueue N jobs, then drain them with W concurrent handlers; the handler does nothing",
                 "  or waits 1 ms without blocking a thread.",
-                "- **steady**: a producer at a fixed rate (by default half of the system's own drain peak); latency is",
-                "  measured from the enqueue commit to the handler start (pickup) and to the durable completion.",
+                "- **steady**: a producer at a fixed rate (by default half of the system's own drain at the same W and",
+                "  handler delay); latency is measured from the enqueue commit to the handler start (pickup) and to the",
+                "  durable completion.",
                 "- **pinned**: the steady load while a second connection holds an idle-in-transaction xid",
                 "  (`BEGIN; SELECT txid_current();`), then a recovery phase at the same load after releasing it.",
                 "",

@@ -128,6 +128,28 @@ class BenchSmokeTest {
                 .getOrDefault("params", Map.of())).get("rate_source")))
                 .contains("baseline drain peak at the steady shape").contains("drain W=16 delay=1ms"));
 
+        // steady and pinned: each system at half its own drain in the steady shape (not its best drain of any shape,
+        // which here is a W=256 profile)
+        for (String system : SYSTEMS) {
+            double ownSameShape = runs.stream().map(o -> (Map<String, Object>) o)
+                    .filter(r -> system.equals(r.get("system")) && "drain W=16 delay=1ms".equals(r.get("key")))
+                    .mapToDouble(r -> ((Number) ((Map<String, Object>) r.get("metrics")).get("completed_jobs_per_s"))
+                            .doubleValue())
+                    .findFirst().orElseThrow();
+            for (String scenario : List.of("steady", "pinned")) {
+                assertThat(runs).as("%s %s rate", system, scenario).anySatisfy(o -> {
+                    Map<String, Object> r = (Map<String, Object>) o;
+                    assertThat(r.get("system")).isEqualTo(system);
+                    assertThat(r.get("key")).isEqualTo(scenario);
+                    Map<String, Object> params = (Map<String, Object>) r.get("params");
+                    assertThat(((Number) params.get("rate")).doubleValue())
+                            .isEqualTo(Math.max(1, Math.floor(ownSameShape * 0.5)));
+                    assertThat(String.valueOf(params.get("rate_source")))
+                            .contains("own drain peak at the steady shape").contains("drain W=16 delay=1ms");
+                });
+            }
+        }
+
         Map<String, Object> summary = (Map<String, Object>) json.get("summary");
         assertThat(summary).containsKeys("drain W=16 delay=1ms", "steady", "pinned", "profile 1x32 delay=1ms",
                 "profile 4x8 delay=1ms", "profile W=256 delay=1ms", "profile steady-b50");
