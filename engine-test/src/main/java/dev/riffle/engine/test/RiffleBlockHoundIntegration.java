@@ -28,5 +28,14 @@ public final class RiffleBlockHoundIntegration implements BlockHoundIntegration 
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines");
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free");
         builder.allowBlockingCallsInside("io.netty.handler.ssl.SslContextBuilder", "build");
+        // A timer task cancelled on an event loop (a timeout whose source completed first) is removed from its
+        // scheduler worker's DelayedWorkQueue under that queue's lock, held by the worker for a few heap operations.
+        // When the lock is contended BlockHound throws from inside the lock's acquire, which leaves the lock with a
+        // queued waiter that never runs: the worker then never runs its timers again (LimitsAcrossProcessesIT hung
+        // on a 250 ms Mono.delay, the epoll thread's stale park on the parallel worker's queue lock in the thread
+        // dump; reactor/reactor-core#2004 reports the same error). Not blocking I/O, so allowed.
+        builder.allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue", "remove");
+        builder.allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue", "offer");
+        builder.allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue", "poll");
     }
 }
