@@ -198,7 +198,8 @@ public final class Riffle implements Disposable {
                     // After the checks, so the functions the warm-up calls exist: open the whole pool now and warm
                     // it, rather than have the first load open and plan every connection at once.
                     .then(owned != null && warmSql != null
-                            ? SessionWarmup.fill(owned, config.poolSize(), SessionWarmup.FILL_TIMEOUT, config.scheduler()).then()
+                            ? SessionWarmup.fill(owned, config.poolSize(), SessionWarmup.FILL_TIMEOUT,
+                                    config.scheduler()).then()
                             : Mono.empty())
                     .then(Mono.fromCallable(() -> new Riffle(config, pool, owned, direct, sql)))
                     .onErrorResume(e -> disposeOwned.then(Mono.error(e)));

@@ -54,17 +54,7 @@ public final class Connections {
      */
     public static ConnectionPool pool(Endpoint endpoint, String schema, int poolSize, @Nullable String warmSql) {
         ConnectionFactory opened = factory(endpoint, "pool");
-        return new ConnectionPool(ConnectionPoolConfiguration.builder(warmSql == null ? opened
-                        : onOpen(opened, c -> SessionWarmup.warm(c, warmSql)))
-                .name("riffle-" + schema)
-                .initialSize(Math.min(POOL_INITIAL_SIZE, poolSize))
-                .maxSize(poolSize)
-                .maxIdleTime(Duration.ofMinutes(POOL_MAX_IDLE_MINUTES))
-                .maxAcquireTime(POOL_MAX_ACQUIRE)
-                // A pooled connection whose backend died fails validation on acquire; retrying the acquire
-                // hands out a fresh one instead of failing the caller.
-                .acquireRetry(POOL_ACQUIRE_RETRIES)
-                .build());
+        return pool(warmSql == null ? opened : onOpen(opened, c -> SessionWarmup.warm(c, warmSql)), schema, poolSize);
     }
 
     /**
@@ -74,14 +64,22 @@ public final class Connections {
      */
     public static ConnectionPool pool(ConnectionFactory factory, String schema, int poolSize, String applicationName,
                                       @Nullable String warmSql) {
-        return new ConnectionPool(ConnectionPoolConfiguration.builder(onOpen(factory, c -> warmSql == null
-                                ? sessionSettings(c, applicationName + ".pool")
-                                : sessionSettings(c, applicationName + ".pool").then(SessionWarmup.warm(c, warmSql))))
+        return pool(onOpen(factory, c -> warmSql == null
+                        ? sessionSettings(c, applicationName + ".pool")
+                        : sessionSettings(c, applicationName + ".pool").then(SessionWarmup.warm(c, warmSql))),
+                schema, poolSize);
+    }
+
+    /** The pool both overloads build around the factory whose connections it holds. */
+    private static ConnectionPool pool(ConnectionFactory connections, String schema, int poolSize) {
+        return new ConnectionPool(ConnectionPoolConfiguration.builder(connections)
                 .name("riffle-" + schema)
                 .initialSize(Math.min(POOL_INITIAL_SIZE, poolSize))
                 .maxSize(poolSize)
                 .maxIdleTime(Duration.ofMinutes(POOL_MAX_IDLE_MINUTES))
                 .maxAcquireTime(POOL_MAX_ACQUIRE)
+                // A pooled connection whose backend died fails validation on acquire; retrying the acquire
+                // hands out a fresh one instead of failing the caller.
                 .acquireRetry(POOL_ACQUIRE_RETRIES)
                 .build());
     }
