@@ -592,8 +592,8 @@ public final class Validate {
         if (((Number) c.get("stale_rescued")).longValue() == 0) {
             failures.add("nothing was rescued: the killed instance held no claims");
         }
-        if (((Number) c.get("pruned_slots_kill_to_done")).longValue() == 0) {
-            failures.add("no slot was pruned between the kill and the end: rescue did not run beside prune");
+        if (((Number) c.get("pruned_slots_after_kill")).longValue() == 0) {
+            failures.add("no slot was pruned after the kill: rescue did not run beside prune");
         }
         if (!Boolean.TRUE.equals(c.get("doctor_ok"))) {
             failures.add("proof doctor violations " + c.get("doctor_violations"));

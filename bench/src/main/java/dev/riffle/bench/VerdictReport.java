@@ -73,9 +73,9 @@ final class VerdictReport {
                 .append(" | riffle/baseline completed jobs/s: ").append(t).append(" |\n");
         b.append("| 4 | Crash under load recovers; rescue beside prune | ").append(c4.get("verdict")).append(" | ")
                 .append(String.format(Locale.ROOT, "%s enqueued, %s completed, %s lost, %s duplicate completions,"
-                                + " %s rescued, %s slots pruned from kill to done, recovered in %s s |\n",
+                                + " %s rescued, %s slots pruned after the kill, recovered in %s s |\n",
                         c4.get("jobs_enqueued"), c4.get("jobs_completed"), c4.get("jobs_lost"),
-                        c4.get("duplicate_completions"), c4.get("stale_rescued"), c4.get("pruned_slots_kill_to_done"),
+                        c4.get("duplicate_completions"), c4.get("stale_rescued"), c4.get("pruned_slots_after_kill"),
                         Report.fmt(c4.get("recovery_seconds"), "d2")));
 
         b.append("\n## 1. No mutable frontier table\n\n");
@@ -149,7 +149,7 @@ final class VerdictReport {
         for (String k : List.of("jobs_enqueued", "jobs_completed", "jobs_lost", "duplicate_completions",
                 "harness_completed_twice", "dlq_or_failed", "open_attempts_before_kill", "completed_at_kill",
                 "stale_rescued", "completed_on_a_later_attempt", "rejected_completions", "pruned_slots_total",
-                "pruned_slots_kill_to_done", "first_rescue_after_kill_s", "last_rescue_after_kill_s",
+                "pruned_slots_kill_to_done", "pruned_slots_after_kill", "first_rescue_after_kill_s", "last_rescue_after_kill_s",
                 "recovery_seconds", "doctor_ok")) {
             Object v = c4.get(k);
             b.append("| ").append(k).append(" | ").append(v instanceof Double ? Report.fmt(v, "d2") : v)

@@ -235,7 +235,7 @@ class BenchSmokeTest {
         assertThat(((Number) c4.get("jobs_lost")).longValue()).isZero();
         assertThat(((Number) c4.get("duplicate_completions")).longValue()).isZero();
         assertThat(((Number) c4.get("stale_rescued")).longValue()).isPositive();
-        assertThat(((Number) c4.get("pruned_slots_kill_to_done")).longValue()).isPositive();
+        assertThat(((Number) c4.get("pruned_slots_after_kill")).longValue()).isPositive();
         assertThat(c4.get("verdict")).isEqualTo("PASS");
     }
 
