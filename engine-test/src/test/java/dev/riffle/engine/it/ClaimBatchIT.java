@@ -32,7 +32,10 @@ class ClaimBatchIT {
             assertThat(((Number) b.get("claimed_count")).intValue()).isEqualTo(7);
             assertThat(((Number) b.get("n")).intValue()).isEqualTo(7);
             assertThat(b.get("deadline_at")).isNull();
+            // Columns a batch shares come on its first row only (hotpath.sql "claim"): every job still carries them.
             assertThat(jobs).allSatisfy(j -> {
+                assertThat(j.queue()).isEqualTo("nodeadline");
+                assertThat(j.priority()).isEqualTo(jobs.get(0).priority());
                 assertThat(j.deadlineAt()).isEmpty();
                 assertThat(j.claimedAt()).isEqualTo(jobs.get(0).claimedAt());
                 assertThat(j.runLease()).isEqualTo(1);
@@ -59,6 +62,7 @@ class ClaimBatchIT {
             assertThat(db.queryLong("SELECT extract(epoch FROM deadline_at - claimed_at)::bigint FROM lease_claim_batches "
                     + "WHERE queue = 'withdeadline' AND deadline_at IS NOT NULL")).isEqualTo(30);
             assertThat(jobs).allSatisfy(j -> {
+                assertThat(j.queue()).isEqualTo("withdeadline");
                 assertThat(j.deadlineAt()).isPresent();
                 assertThat(j.deadlineAt().get()).isEqualTo(jobs.get(0).deadlineAt().get());
                 assertThat(Duration.between(j.claimedAt(), j.deadlineAt().get())).isEqualTo(Duration.ofSeconds(30));

@@ -113,7 +113,7 @@ public final class Claimer {
                     if (caps != null) {
                         st.bind("$6", caps);
                     }
-                }, this::map)
+                }, new RowMapper())
                 .collectList()
                 .map(rows -> {
                     if (rows.isEmpty() || rows.get(0).job() == null) {
@@ -165,32 +165,57 @@ public final class Claimer {
     private static final int PAYLOAD = 18;
     private static final int LEASE_SLOT = 19;
 
-    private Row map(Readable row) {
-        String status = row.get(STATUS, String.class);
-        Long jobId = row.get(JOB_ID, Long.class);
-        if (jobId == null) {
-            return new Row(status, null, 0, 0);
+    /** The columns a claim's rows share, read from its first row (hotpath.sql, "claim"). */
+    private record Header(String status, String queue, int priority, int shard, int claimSlot, long batchId,
+                          long claimedAtUs, @Nullable Long deadlineUs) {}
+
+    /**
+     * Maps the rows of one claim statement in order. The shared columns are read from the row with batch_index 1,
+     * which the statement returns first, and are NULL on the rows after it (rows of a materialized claim, batch_index
+     * 0, carry them all). One mapper per claim call; a second
+     * execution (resubscription) starts again at its own first row.
+     */
+    private final class RowMapper implements java.util.function.Function<Readable, Row> {
+        private @Nullable Header header;
+
+        @Override
+        public Row apply(Readable row) {
+            Long jobId = row.get(JOB_ID, Long.class);
+            if (jobId == null) {
+                return new Row(row.get(STATUS, String.class), null, 0, 0);
+            }
+            int batchIndex = row.get(BATCH_INDEX, Integer.class);
+            Header h = header;
+            // 1: a compact batch's first row; 0: a materialized claim's row, which has no batch and always carries
+            // every column (claim_materialized).
+            if (batchIndex <= 1) {
+                h = new Header(row.get(STATUS, String.class), row.get(QUEUE, String.class),
+                        row.get(PRIORITY, Integer.class), row.get(ENQUEUE_SHARD, Integer.class),
+                        row.get(CLAIM_SLOT, Integer.class), row.get(BATCH_ID, Long.class),
+                        row.get(CLAIMED_AT_US, Long.class), row.get(DEADLINE_AT_US, Long.class));
+                header = h;
+            } else if (h == null) {
+                throw new IllegalStateException("claim row " + batchIndex + " of job " + jobId
+                        + " came before its batch's first row");
+            }
+            long runLease = row.get(RUN_LEASE, Long.class);
+            long laneSeq = row.get(LANE_SEQ, Long.class);
+            String args = row.get(ARGS, String.class);
+            Receipt receipt = new Receipt(h.claimSlot(), h.batchId(), batchIndex, row.get(RECEIPT_ID, Long.class),
+                    jobId, runLease);
+            Long deadlineUs = h.deadlineUs();
+            ClaimedJob job = new ClaimedJob(jobId, runLease, row.get(ATTEMPT, Integer.class),
+                    row.get(MAX_ATTEMPTS, Integer.class), row.get(KIND, String.class), h.queue(),
+                    h.priority(), args == null ? "{}" : args,
+                    instantOfMicros(row.get(CREATED_AT_US, Long.class)),
+                    instantOfMicros(h.claimedAtUs()),
+                    deadlineUs == null ? null : instantOfMicros(deadlineUs), receipt, services,
+                    row.get(PAYLOAD, String.class), clock.nanos());
+            if (row.get(LEASE_SLOT, Integer.class) != null) {
+                job.markLeased();
+            }
+            return new Row(h.status(), job, h.shard(), laneSeq);
         }
-        long runLease = row.get(RUN_LEASE, Long.class);
-        int shard = row.get(ENQUEUE_SHARD, Integer.class);
-        long laneSeq = row.get(LANE_SEQ, Long.class);
-        Long deadlineUs = row.get(DEADLINE_AT_US, Long.class);
-        String args = row.get(ARGS, String.class);
-        Receipt receipt = new Receipt(row.get(CLAIM_SLOT, Integer.class),
-                row.get(BATCH_ID, Long.class), row.get(BATCH_INDEX, Integer.class),
-                row.get(RECEIPT_ID, Long.class), jobId, runLease);
-        String queue = row.get(QUEUE, String.class);
-        ClaimedJob job = new ClaimedJob(jobId, runLease, row.get(ATTEMPT, Integer.class),
-                row.get(MAX_ATTEMPTS, Integer.class), row.get(KIND, String.class), queue,
-                row.get(PRIORITY, Integer.class), args == null ? "{}" : args,
-                instantOfMicros(row.get(CREATED_AT_US, Long.class)),
-                instantOfMicros(row.get(CLAIMED_AT_US, Long.class)),
-                deadlineUs == null ? null : instantOfMicros(deadlineUs), receipt, services,
-                row.get(PAYLOAD, String.class), clock.nanos());
-        if (row.get(LEASE_SLOT, Integer.class) != null) {
-            job.markLeased();
-        }
-        return new Row(status, job, shard, laneSeq);
     }
 
     private static Instant instantOfMicros(long micros) {
