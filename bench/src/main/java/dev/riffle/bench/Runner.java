@@ -90,7 +90,13 @@ final class Runner {
 
     /** The unmeasured warm-up drain (--warmup-jobs): the drain scenario's shape; its result is not recorded. */
     Map<String, Object> warmup(String systemName, int workers, int jobs) throws Exception {
-        return drain(systemName, "warmup", key("warmup", workers, 0), null, 1, workers, 0, false, jobs);
+        return warmup(systemName, workers, 0, jobs);
+    }
+
+    /** An unmeasured warm-up drain with handlers that take {@code delayMillis} (non-blocking); not recorded. */
+    Map<String, Object> warmup(String systemName, int workers, int delayMillis, int jobs) throws Exception {
+        return drain(systemName, "warmup", key("warmup", workers, delayMillis), null, 1, workers, delayMillis, false,
+                jobs);
     }
 
         /** A drain-shaped profile ({@code <N>x<W>}, {@code w<W>}): --profile-jobs jobs. */

@@ -240,6 +240,17 @@ class BenchSmokeTest {
     }
 
     @Test
+    void warmupPassesAreReportedPerSystemWithTheJitShareOfEach() {
+        Map<String, Object> result = Map.of("warmup", List.of(
+                Map.of("system", "baseline", "pass", 1, "jit_share", 0.14),
+                Map.of("system", "baseline", "pass", 2, "jit_share", 0.03),
+                Map.of("system", "riffle", "pass", 1, "jit_share", 0.51)));
+        assertThat(Report.warmupPasses(result))
+                .isEqualTo(" (passes and the JIT's share of each: baseline 2, 14 %, 3 %; riffle 1, 51 %)");
+        assertThat(Report.warmupPasses(Map.of())).isEmpty();
+    }
+
+    @Test
     @SuppressWarnings("unchecked")
     void jsonRoundTrips() {
         String text = Json.write(Map.of("a", List.of(1L, 2.5, "x\"y\n", true), "b", Map.of()));
