@@ -6,6 +6,7 @@ import dev.riffle.engine.Riffle;
 import dev.riffle.engine.test.fault.CompletionOracle;
 import dev.riffle.engine.test.fault.PgCluster;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -47,6 +48,7 @@ class PostgresRestartIT {
         int producerFailures = 0;
         int produced = 0;
         List<String> faults = new ArrayList<>();
+        List<Instant[]> windows = new ArrayList<>();
         try (Drain drain = Drain.start(List.of(riffle), QUEUE, 2, 16, Duration.ofMillis(5))) {
             long deadline = System.nanoTime() + Duration.ofSeconds(45).toNanos();
             boolean restarted = false;
@@ -54,10 +56,10 @@ class PostgresRestartIT {
             while ((!crashed || produced < PRODUCER_BATCHES) && System.nanoTime() < deadline) {
                 long done = drain.finished();
                 if (!restarted && done >= JOBS / 4) {
-                    faults.add(fault("restart -m fast", drain, PG::restartFast));
+                    faults.add(fault("restart -m fast", drain, PG::restartFast, windows));
                     restarted = true;
                 } else if (restarted && !crashed && done >= JOBS * 6 / 10) {
-                    faults.add(fault("crash", drain, PG::crash));
+                    faults.add(fault("crash", drain, PG::crash, windows));
                     crashed = true;
                 } else if (produced < PRODUCER_BATCHES) {
                     // Right after a fault the pooled connections are dead and this fails; a failed call may still
@@ -79,6 +81,28 @@ class PostgresRestartIT {
 
             CompletionOracle.Report report = CompletionOracle.awaitDrained(PG.url(), SCHEMA, QUEUE, acknowledged,
                     acknowledged.size(), Duration.ofSeconds(30));
+            // An in-doubt claim (RELIABILITY.md S22): the claim committed as the server went down and its answer never
+            // reached the engine (seen in CI: 8 jobs of one batch claimed 10 ms before the crash). The engine holds
+            // nothing for them, so no heartbeat covers them, and the contract is rescue after staleness, which these
+            // fixtures push beyond the test. Such attempts must have been claimed inside a fault window and must hold
+            // every job not yet terminal; one stale-rescue pass with a short staleness then has to bring each back,
+            // to complete on its next lease. Anything else open (an attempt the engine forgot) still fails below.
+            List<CompletionOracle.OpenAttempt> inDoubt = report.openAttempts().stream()
+                    .filter(a -> windows.stream().anyMatch(w -> !a.claimedAt().isBefore(w[0].minusSeconds(1))
+                            && !a.claimedAt().isAfter(w[1].plusSeconds(1))))
+                    .toList();
+            if (!inDoubt.isEmpty()) {
+                assertThat(report.openAttempts()).as("open attempts outside a fault window:%n%s", report.describe())
+                        .hasSameSizeAs(inDoubt);
+                assertThat(report.notTerminalAndUnclaimed()).as("lost:%n%s", report.describe()).isEmpty();
+                Fixtures.sleep(1_500);
+                assertThat(riffle.maintenance().rescueStaleNow(Duration.ofSeconds(1)).block(Duration.ofSeconds(30)))
+                        .as("in-doubt claims rescued").hasSameSizeAs(inDoubt);
+                report = CompletionOracle.awaitDrained(PG.url(), SCHEMA, QUEUE, acknowledged, acknowledged.size(),
+                        Duration.ofSeconds(30));
+                System.out.printf("PostgresRestartIT: %d in-doubt claims at a fault, rescued and completed%n",
+                        inDoubt.size());
+            }
             String drainTime = Fixtures.seconds(t0);
             assertThat(Fixtures.await(() -> riffle.stats().listening(), Duration.ofSeconds(10)))
                     .as("LISTEN re-established").isTrue();
@@ -97,7 +121,8 @@ class PostgresRestartIT {
             assertThat(report.notTerminal()).as("after the faults:%n%s", report.describe()).isEmpty();
             after.assertExactlyOnce();
             assertThat(after.committed()).containsAll(acknowledged);
-            assertThat(after.closedCount()).isEqualTo(after.committed().size());
+            // One closure per completion, plus one 'rescued' closure per in-doubt claim brought back above.
+            assertThat(after.closedCount()).isEqualTo(after.committed().size() + inDoubt.size());
             assertThat(after.completedClosures()).isEqualTo(after.committed().size());
             assertThat(drain.subscriptionsEnded()).as("subscriptions that ended: %s", drain.subscriptionErrors()).isZero();
             assertThat(drain.gaveUp()).as("completions that failed even after retries").isZero();
@@ -108,11 +133,13 @@ class PostgresRestartIT {
     }
 
     /** Runs the fault, then waits (bounded) until completions flow again, and describes both durations. */
-    private static String fault(String name, Drain drain, Runnable action) {
+    private static String fault(String name, Drain drain, Runnable action, List<Instant[]> windows) {
         long before = drain.finished();
         long start = System.nanoTime();
+        Instant from = Instant.now();
         action.run();
         long back = System.nanoTime();
+        windows.add(new Instant[] {from, Instant.now()});
         long atBack = drain.finished();
         boolean resumed = Fixtures.await(() -> drain.finished() >= atBack + 50, Duration.ofSeconds(20));
         return String.format(java.util.Locale.ROOT, "%s at %d completed: server back in %d ms, completions %s %d ms later",

@@ -55,39 +55,33 @@ SELECT j.job_id
 -- Timestamps travel as epoch microseconds and JSON as text: parsing timestamptz text per row was the largest JVM cost of
 -- a claim (bench JFR profile, docs/benchmarks.md). Only the columns Claimer reads are sent. A claim is one batch, and
 -- the columns every row of it shares (status, queue, priority, shard, claim slot, batch id, claimed_at, deadline) come
--- only on its first row (batch_index 1) and are NULL on the others: the driver skips a NULL without looking up a
--- codec, and decoding column values was a fifth of the event loops' samples in a W=64 drain (JFR). A materialized
--- claim's rows (batch_index 0, no batch) carry every column.
-SELECT CASE WHEN c.batch_index > 1 THEN NULL ELSE c.status END AS status, c.job_id, c.kind,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE c.queue END AS queue, c.args::text AS args,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE c.priority END AS priority, c.attempt, c.run_lease, c.max_attempts,
-       c.lane_seq, CASE WHEN c.batch_index > 1 THEN NULL ELSE c.enqueue_shard END AS enqueue_shard,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE c.claim_slot END AS claim_slot,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE c.batch_id END AS batch_id, c.batch_index, c.receipt_id,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE (extract(epoch FROM c.claimed_at) * 1000000)::bigint END
-           AS claimed_at_us,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE (extract(epoch FROM c.deadline_at) * 1000000)::bigint END
-           AS deadline_at_us,
-       (extract(epoch FROM c.created_at) * 1000000)::bigint AS created_at_us,
+-- only on its first row (batch_index 1) and are NULL on the others (the lateral h): the driver skips a NULL without
+-- looking up a codec, and decoding column values was a fifth of the event loops' samples in a W=64 drain (JFR). A
+-- materialized claim's rows (batch_index 0, no batch) carry every column. Keep the function call within the first
+-- 1 kB of the text: pg_stat_activity shows no more by default (track_activity_query_size), and operators and
+-- SubscriberCancelReleaseIT find a claim there by it.
+SELECT h.status, c.job_id, c.kind, h.queue, c.args::text AS args, h.priority, c.attempt, c.run_lease,
+       c.max_attempts, c.lane_seq, h.enqueue_shard, h.claim_slot, h.batch_id, c.batch_index, c.receipt_id,
+       h.claimed_at_us, h.deadline_at_us, (extract(epoch FROM c.created_at) * 1000000)::bigint AS created_at_us,
        c.payload::text AS payload, c.lease_slot
   FROM ${schema}.claim_ready($1::text[], $2::int[], $3::int, $4::boolean[], $5::boolean) c
+  LEFT JOIN LATERAL (SELECT c.status, c.queue, c.priority, c.enqueue_shard, c.claim_slot, c.batch_id,
+                            (extract(epoch FROM c.claimed_at) * 1000000)::bigint AS claimed_at_us,
+                            (extract(epoch FROM c.deadline_at) * 1000000)::bigint AS deadline_at_us) h
+         ON c.batch_index IS NULL OR c.batch_index <= 1
 
 -- name: claim_limited
 -- claim for a subscription with a limited queue (claim_limited in R__30_claim.sql, docs/limits.md): claim_ready's
 -- columns, each queue's claim capped at $6[i].
-SELECT CASE WHEN c.batch_index > 1 THEN NULL ELSE c.status END AS status, c.job_id, c.kind,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE c.queue END AS queue, c.args::text AS args,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE c.priority END AS priority, c.attempt, c.run_lease, c.max_attempts,
-       c.lane_seq, CASE WHEN c.batch_index > 1 THEN NULL ELSE c.enqueue_shard END AS enqueue_shard,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE c.claim_slot END AS claim_slot,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE c.batch_id END AS batch_id, c.batch_index, c.receipt_id,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE (extract(epoch FROM c.claimed_at) * 1000000)::bigint END
-           AS claimed_at_us,
-       CASE WHEN c.batch_index > 1 THEN NULL ELSE (extract(epoch FROM c.deadline_at) * 1000000)::bigint END
-           AS deadline_at_us,
-       (extract(epoch FROM c.created_at) * 1000000)::bigint AS created_at_us,
+SELECT h.status, c.job_id, c.kind, h.queue, c.args::text AS args, h.priority, c.attempt, c.run_lease,
+       c.max_attempts, c.lane_seq, h.enqueue_shard, h.claim_slot, h.batch_id, c.batch_index, c.receipt_id,
+       h.claimed_at_us, h.deadline_at_us, (extract(epoch FROM c.created_at) * 1000000)::bigint AS created_at_us,
        c.payload::text AS payload, c.lease_slot
   FROM ${schema}.claim_limited($1::text[], $2::int[], $3::int, $4::boolean[], $5::boolean, $6::int[]) c
+  LEFT JOIN LATERAL (SELECT c.status, c.queue, c.priority, c.enqueue_shard, c.claim_slot, c.batch_id,
+                            (extract(epoch FROM c.claimed_at) * 1000000)::bigint AS claimed_at_us,
+                            (extract(epoch FROM c.deadline_at) * 1000000)::bigint AS deadline_at_us) h
+         ON c.batch_index IS NULL OR c.batch_index <= 1
 
 -- name: complete
 -- One summary row instead of one row per item: nearly every item is 'applied', and decoding a row per job was JVM time

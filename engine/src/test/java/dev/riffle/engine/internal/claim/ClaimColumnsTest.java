@@ -12,14 +12,23 @@ import org.junit.jupiter.api.Test;
 /** Claimer reads the claim rows by position: its column list must be the statement's SELECT list, in order. */
 class ClaimColumnsTest {
 
-    // The name a select-list item is read by: its alias ("... AS name"), else the column after "c.".
-    private static final Pattern ITEM = Pattern.compile("(?:\\bAS\\s+([a-z_]+)|^c\\.([a-z_]+))$");
+    // The name a select-list item is read by: its alias ("... AS name"), else the column after "c." or "h.".
+    private static final Pattern ITEM = Pattern.compile("(?:\\bAS\\s+([a-z_]+)|^[ch]\\.([a-z_]+))$");
 
     @Test
     void claimerColumnsAreTheClaimStatementsSelectListInOrder() {
         SqlCatalog catalog = SqlCatalog.load("riffle_ut");
         assertThat(selectList(catalog.get("claim"))).containsExactlyElementsOf(Claimer.COLUMNS);
         assertThat(selectList(catalog.get("claim_limited"))).containsExactlyElementsOf(Claimer.COLUMNS);
+    }
+
+    @Test
+    void theClaimFunctionIsNamedWithinTheQueryTextPgStatActivityShows() {
+        // track_activity_query_size defaults to 1 kB: past it, pg_stat_activity no longer shows which function a
+        // waiting claim is in (SubscriberCancelReleaseIT and operators look for it there).
+        SqlCatalog catalog = SqlCatalog.load("riffle_ut");
+        assertThat(catalog.get("claim").indexOf(".claim_ready(")).isBetween(0, 1000);
+        assertThat(catalog.get("claim_limited").indexOf(".claim_limited(")).isBetween(0, 1000);
     }
 
     private static List<String> selectList(String sql) {
