@@ -58,7 +58,7 @@ public final class WorkerMain {
         int code = 0;
         try {
             if (cfg.childWarmupJobs > 0) {
-                warmUp(system, instance, workers, cfg);
+                warmUp(system, instance, workers, delay, cfg);
             }
             sys.open();
             emit(map("type", "ready", "instance", instance, "pid", ProcessHandle.current().pid(),
@@ -76,10 +76,14 @@ public final class WorkerMain {
     }
 
     /**
-     * Drains {@code cfg.childWarmupJobs} jobs with this instance's handler count and no work, unmeasured, in a schema
-     * of its own (dropped afterwards), so the measured run starts JIT-compiled like the harness's own runs.
+     * Drains {@code cfg.childWarmupJobs} jobs with this instance's handler count and handler delay, unmeasured, in a
+     * schema of its own (dropped afterwards), and repeats that pass until the JIT compiled for less than
+     * {@link BenchMain#JIT_SETTLED} of it (at most {@link BenchMain#WARMUP_MAX_PASSES} passes), so the measured run
+     * starts JIT-compiled like the harness's own runs. One pass without handler work used to be all, and the children
+     * of a 1 ms profile then compiled during the measurement.
      */
-    private static void warmUp(String system, int instance, int workers, BenchConfig cfg) throws Exception {
+    private static void warmUp(String system, int instance, int workers, Duration delay, BenchConfig cfg)
+            throws Exception {
         String schema = (system.equals("baseline") ? "bench_baseline" : "bench_riffle") + "_warm" + instance;
         QueueSystem w = system.equals("baseline") ? new BaselineSystem(cfg, schema) : new RiffleSystem(cfg, schema);
         java.util.Properties p = new java.util.Properties();
@@ -93,35 +97,21 @@ public final class WorkerMain {
             try {
                 w.reset(admin);
                 w.open();
-                int n = cfg.childWarmupJobs;
-                String padding = Payloads.padding(cfg.payloadPad);
-                List<QueueSystem.BenchJob> batch = new ArrayList<>();
-                for (long seq = 0; seq < n; seq++) {
-                    batch.add(new QueueSystem.BenchJob(seq, 0, Payloads.args(seq, Payloads.epochMicros(), padding)));
-                    if (batch.size() == cfg.enqueueBatch || seq == n - 1) {
-                        w.enqueue(batch);
-                        batch = new ArrayList<>();
+                java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory
+                        .getCompilationMXBean();
+                boolean timed = jit != null && jit.isCompilationTimeMonitoringSupported();
+                for (int pass = 1; pass <= BenchMain.WARMUP_MAX_PASSES; pass++) {
+                    long jit0 = timed ? jit.getTotalCompilationTime() : 0;
+                    long p0 = System.nanoTime();
+                    warmUpPass(w, workers, delay, cfg);
+                    double seconds = (System.nanoTime() - p0) / 1e9;
+                    double share = timed ? (jit.getTotalCompilationTime() - jit0) / 1e3 / seconds : 0;
+                    System.err.printf(java.util.Locale.ROOT, "WorkerMain: instance %d warm-up pass %d in %.1f s,"
+                            + " JIT compiling %.0f %% of it%n", instance, pass, seconds, share * 100);
+                    if (!timed || share < BenchMain.JIT_SETTLED) {
+                        break;
                     }
                 }
-                java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(n);
-                w.startWorkers(workers, Duration.ZERO, new QueueSystem.JobSink() {
-                    @Override
-                    public void started(long seq) {
-                    }
-
-                    @Override
-                    public void completed(long seq) {
-                        done.countDown();
-                    }
-
-                    @Override
-                    public void error(Throwable t) {
-                    }
-                });
-                if (!done.await(5, java.util.concurrent.TimeUnit.MINUTES)) {
-                    System.err.println("WorkerMain: warm-up did not finish; " + done.getCount() + " jobs left");
-                }
-                w.stopWorkers();
             } finally {
                 w.close();
                 try (java.sql.Statement st = admin.createStatement()) {
@@ -129,8 +119,41 @@ public final class WorkerMain {
                 }
             }
         }
-        System.err.printf("WorkerMain: instance %d warmed up on %,d jobs in %.1f s%n", instance, cfg.childWarmupJobs,
-                (System.nanoTime() - t0) / 1e9);
+        System.err.printf("WorkerMain: instance %d warmed up on %,d jobs a pass in %.1f s%n", instance,
+                cfg.childWarmupJobs, (System.nanoTime() - t0) / 1e9);
+    }
+
+    /** One warm-up pass: enqueue {@code cfg.childWarmupJobs} jobs, drain them with the instance's shape. */
+    private static void warmUpPass(QueueSystem w, int workers, Duration delay, BenchConfig cfg) throws Exception {
+        int n = cfg.childWarmupJobs;
+        String padding = Payloads.padding(cfg.payloadPad);
+        List<QueueSystem.BenchJob> batch = new ArrayList<>();
+        for (long seq = 0; seq < n; seq++) {
+            batch.add(new QueueSystem.BenchJob(seq, 0, Payloads.args(seq, Payloads.epochMicros(), padding)));
+            if (batch.size() == cfg.enqueueBatch || seq == n - 1) {
+                w.enqueue(batch);
+                batch = new ArrayList<>();
+            }
+        }
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(n);
+        w.startWorkers(workers, delay, new QueueSystem.JobSink() {
+            @Override
+            public void started(long seq) {
+            }
+
+            @Override
+            public void completed(long seq) {
+                done.countDown();
+            }
+
+            @Override
+            public void error(Throwable t) {
+            }
+        });
+        if (!done.await(5, java.util.concurrent.TimeUnit.MINUTES)) {
+            System.err.println("WorkerMain: warm-up did not finish; " + done.getCount() + " jobs left");
+        }
+        w.stopWorkers();
     }
 
     private static int serve(QueueSystem sys, int workers, Duration delay, Events events) throws Exception {
