@@ -17,18 +17,6 @@ import java.util.Map;
  * the numbers mean.
  */
 public final class BenchMain {
-    /**
-     * Warm-up passes per system at most: a pass drains --warmup-jobs jobs at W=64 for every handler delay the run
-     * measures, and passes repeat until the JIT settles (see {@link #JIT_SETTLED}).
-     */
-    static final int WARMUP_MAX_PASSES = 5;
-    /**
-     * A warm-up pass in which the JIT compiled for less than this fraction of the pass's wall time ends the warm-up.
-     * One pass at W=64 with no handler work used to be all: the measured drains with a 1 ms handler then ran on code
-     * still being compiled (C2 threads at about 40 % of the harness JVM's CPU during the first 10 s of a measured
-     * W=64, 1 ms drain, /proc per-thread times), which charged JIT time to whichever system ran first.
-     */
-    static final double JIT_SETTLED = 0.05;
     /** Handlers of the unmeasured warm-up drain (--warmup-jobs). */
     private static final int WARMUP_WORKERS = 64;
 
@@ -252,19 +240,16 @@ public final class BenchMain {
      * Unmeasured warm-up drains (--warmup-jobs), in this JVM, before the first measured run. Each system drains
      * --warmup-jobs jobs at W=64 for every handler delay the run measures (the drain delays and the steady delay), so
      * the code paths of a handler that waits (timers, smaller claims) are compiled too, and repeats that pass until
-     * the JIT compiled for less than {@link #JIT_SETTLED} of the pass, at most {@link #WARMUP_MAX_PASSES} times.
+     * the JIT settled ({@link JitSettle}).
      * Both systems get the same rule. Returns what each pass took, for the JSON results.
      */
     private static List<Object> warmUp(Runner runner, List<String> systems, BenchConfig cfg) {
         java.util.SortedSet<Integer> delays = new java.util.TreeSet<>(cfg.delaysMillis);
         delays.add(cfg.steadyDelayMillis);
-        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-        boolean timed = jit != null && jit.isCompilationTimeMonitoringSupported();
         List<Object> passes = new ArrayList<>();
         for (String sys : systems) {
-            for (int pass = 1; pass <= WARMUP_MAX_PASSES; pass++) {
-                long jit0 = timed ? jit.getTotalCompilationTime() : 0;
-                long t = System.nanoTime();
+            for (int pass = 1; pass <= JitSettle.MAX_PASSES; pass++) {
+                JitSettle timing = JitSettle.pass();
                 boolean failed = false;
                 for (int d : delays) {
                     Map<String, Object> r = attempt(runner, sys, "warmup", "warmup",
@@ -274,20 +259,19 @@ public final class BenchMain {
                         failed = true;
                     }
                 }
-                double seconds = (System.nanoTime() - t) / 1e9;
-                double jitShare = timed ? (jit.getTotalCompilationTime() - jit0) / 1e3 / seconds : -1;
+                double seconds = timing.seconds();
+                Double jitShare = timing.share();
                 System.out.printf(Locale.ROOT, "[warm-up] %-8s pass %d: %,d jobs at W=%d for each handler delay %s ms"
                                 + " in %.1f s, JIT compiling %s of it (not measured)%n", sys, pass, cfg.warmupJobs,
-                        WARMUP_WORKERS, delays, seconds, timed ? String.format(Locale.ROOT, "%.0f %%", jitShare * 100)
-                                : "unknown");
+                        WARMUP_WORKERS, delays, seconds, JitSettle.format(jitShare));
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("system", sys);
                 m.put("pass", pass);
                 m.put("delays_ms", new ArrayList<Object>(delays));
                 m.put("seconds", seconds);
-                m.put("jit_share", timed ? jitShare : null);
+                m.put("jit_share", jitShare);
                 passes.add(m);
-                if (failed || !timed || jitShare < JIT_SETTLED) {
+                if (failed || JitSettle.settled(jitShare)) {
                     break;
                 }
             }

@@ -235,7 +235,7 @@ final class Report {
                 ? "each system first drained " + fmt(warmup, "int") + " jobs at W=64 for each measured handler delay"
                         + " (drain delays and the steady delay), unmeasured, in the harness JVM (`--warmup-jobs`), and"
                         + " repeated that pass until the JIT compiled for less than "
-                        + Math.round(BenchMain.JIT_SETTLED * 100) + " % of it (at most " + BenchMain.WARMUP_MAX_PASSES
+                        + Math.round(JitSettle.SETTLED * 100) + " % of it (at most " + JitSettle.MAX_PASSES
                         + " passes), so the measured runs use a JIT-compiled hot path" + warmupPasses(result)
                 : "none (`--warmup-jobs 0`): the first runs include JIT compilation").append(".");
         Object childWarmup = config.get("child_warmup_jobs");

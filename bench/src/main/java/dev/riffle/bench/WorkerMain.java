@@ -77,9 +77,8 @@ public final class WorkerMain {
 
     /**
      * Drains {@code cfg.childWarmupJobs} jobs with this instance's handler count and handler delay, unmeasured, in a
-     * schema of its own (dropped afterwards), and repeats that pass until the JIT compiled for less than
-     * {@link BenchMain#JIT_SETTLED} of it (at most {@link BenchMain#WARMUP_MAX_PASSES} passes), so the measured run
-     * starts JIT-compiled like the harness's own runs. One pass without handler work used to be all, and the children
+     * schema of its own (dropped afterwards), and repeats that pass until the JIT settled ({@link JitSettle}), so the
+     * measured run starts JIT-compiled like the harness's own runs. One pass without handler work used to be all, and the children
      * of a 1 ms profile then compiled during the measurement.
      */
     private static void warmUp(String system, int instance, int workers, Duration delay, BenchConfig cfg)
@@ -97,18 +96,13 @@ public final class WorkerMain {
             try {
                 w.reset(admin);
                 w.open();
-                java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory
-                        .getCompilationMXBean();
-                boolean timed = jit != null && jit.isCompilationTimeMonitoringSupported();
-                for (int pass = 1; pass <= BenchMain.WARMUP_MAX_PASSES; pass++) {
-                    long jit0 = timed ? jit.getTotalCompilationTime() : 0;
-                    long p0 = System.nanoTime();
+                for (int pass = 1; pass <= JitSettle.MAX_PASSES; pass++) {
+                    JitSettle timing = JitSettle.pass();
                     warmUpPass(w, workers, delay, cfg);
-                    double seconds = (System.nanoTime() - p0) / 1e9;
-                    double share = timed ? (jit.getTotalCompilationTime() - jit0) / 1e3 / seconds : 0;
+                    Double share = timing.share();
                     System.err.printf(java.util.Locale.ROOT, "WorkerMain: instance %d warm-up pass %d in %.1f s,"
-                            + " JIT compiling %.0f %% of it%n", instance, pass, seconds, share * 100);
-                    if (!timed || share < BenchMain.JIT_SETTLED) {
+                            + " JIT compiling %s of it%n", instance, pass, timing.seconds(), JitSettle.format(share));
+                    if (JitSettle.settled(share)) {
                         break;
                     }
                 }
