@@ -45,6 +45,8 @@ final class BenchConfig {
     int poolSize = 8;
     // Riffle's RiffleConfig.warmPool: open the pool in full at start and plan the hot path on each connection.
     boolean warmPool = dev.riffle.engine.RiffleConfig.DEFAULT_WARM_POOL;
+    // Riffle's RiffleConfig.claimConcurrency: claims one subscription keeps in flight at once.
+    int claimConcurrency = dev.riffle.engine.RiffleConfig.DEFAULT_CLAIM_CONCURRENCY;
     int baselineClaimers = 2;
     int baselineAckers = 1;
     int baselinePollMs = 10;
@@ -89,9 +91,10 @@ final class BenchConfig {
                 "  --smoke                      a run of seconds for CI: 2,000 jobs, W=16, 1 ms, steady/pinned/recovery 2 s",
                 "  --systems baseline,riffle    which systems (alternated in this order, reversed every other round)",
                 "  --scenarios drain,steady,pinned   or none (only --profiles)",
-                "  --profiles 1x32,4x8,w256,steady-b50   extra shapes, run after the drain scenario (default none; 'all'"
-                        + " = these four):",
+                "  --profiles 1x32,4x8,1x32-jvm,4x8-jvm,w256,steady-b50   extra shapes, run after the drain scenario"
+                        + " (default none; 'all' = these six):",
                 "                               <N>x<W>: N engine instances of W handlers on one queue, drain;",
+                "                               <N>x<W>-jvm: the same, all instances in the harness JVM whatever --fleet;",
                 "                               w<W>: drain with W handlers in the harness JVM;",
                 "                               steady-b<P>: steady with both producers at P % of the baseline's drain peak",
                 "                               at the steady W and handler delay (any shape if that drain did not run)",
@@ -132,6 +135,8 @@ final class BenchConfig {
                 "  --pool-size N                Riffle connection pool size (default 8)",
                 "  --warm-pool true|false       Riffle RiffleConfig.warmPool: open and warm the whole pool at start (default "
                         + dev.riffle.engine.RiffleConfig.DEFAULT_WARM_POOL + ")",
+                "  --claim-concurrency N        Riffle RiffleConfig.claimConcurrency: claims in flight per subscription,"
+                        + " 1-64 (default " + dev.riffle.engine.RiffleConfig.DEFAULT_CLAIM_CONCURRENCY + ")",
                 "  --baseline-claimers N        baseline claim threads/connections (default 2)",
                 "  --baseline-ackers N          baseline ack threads/connections (default 1)",
                 "  --baseline-poll-ms N         baseline sleep after an empty claim (default 10)",
@@ -258,6 +263,7 @@ final class BenchConfig {
             case "--ack-window-ms" -> ackWindowMillis = Integer.parseInt(v);
             case "--pool-size" -> poolSize = Integer.parseInt(v);
             case "--warm-pool" -> warmPool = parseBoolean(v);
+            case "--claim-concurrency" -> claimConcurrency = Integer.parseInt(v);
             case "--baseline-claimers" -> baselineClaimers = Integer.parseInt(v);
             case "--baseline-ackers" -> baselineAckers = Integer.parseInt(v);
             case "--baseline-poll-ms" -> baselinePollMs = Integer.parseInt(v);
@@ -283,7 +289,7 @@ final class BenchConfig {
 
     private void validate() {
         if (jobs < 1 || rounds < 1 || enqueueBatch < 1 || enqueueConcurrency < 1 || claimBatch < 1 || ackBatch < 1
-                || poolSize < 1 || baselineClaimers < 1 || baselineAckers < 1 || workers.isEmpty()
+                || poolSize < 1 || claimConcurrency < 1 || claimConcurrency > 64 || baselineClaimers < 1 || baselineAckers < 1 || workers.isEmpty()
                 || delaysMillis.isEmpty() || steadySeconds < 1 || pinnedSeconds < 1 || recoverySeconds < 1
                 || steadyLoad <= 0 || payloadPad < 0 || baselinePollMs < 0 || baselineVacuumSeconds < 0 || producerTickMillis < 1
                 || copyEnqueueThreshold < 0 || enqueueShards < 0 || enqueueShards > dev.riffle.engine.api.QueueConfig.MAX_ENQUEUE_SHARDS) {
@@ -327,6 +333,7 @@ final class BenchConfig {
         m.put("copy_enqueue_threshold", copyEnqueueThreshold);
         m.put("enqueue_shards", enqueueShards);
         m.put("warm_pool", warmPool);
+        m.put("claim_concurrency", claimConcurrency);
         m.put("claim_batch", claimBatch);
         m.put("ack_batch", ackBatch);
         m.put("ack_window_ms", ackWindowMillis);

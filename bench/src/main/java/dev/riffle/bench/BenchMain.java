@@ -235,15 +235,15 @@ public final class BenchMain {
         Map<String, Object> run() throws Exception;
     }
 
-    /** Runs one scenario; a failure becomes a run record with {@code failed} so the other runs still happen. */
     /**
      * Unmeasured warm-up drains (--warmup-jobs), in this JVM, before the first measured run. Each system drains
      * --warmup-jobs jobs at W=64 for every handler delay the run measures (the drain delays and the steady delay), so
      * the code paths of a handler that waits (timers, smaller claims) are compiled too, and repeats that pass until
      * the JIT settled ({@link JitSettle}).
-     * Both systems get the same rule. Returns what each pass took, for the JSON results.
+     * Both systems get the same rule. Returns what each pass took, for the JSON results. {@link Validate} warms up
+     * the same way.
      */
-    private static List<Object> warmUp(Runner runner, List<String> systems, BenchConfig cfg) {
+    static List<Object> warmUp(Runner runner, List<String> systems, BenchConfig cfg) {
         java.util.SortedSet<Integer> delays = new java.util.TreeSet<>(cfg.delaysMillis);
         delays.add(cfg.steadyDelayMillis);
         List<Object> passes = new ArrayList<>();
@@ -279,6 +279,7 @@ public final class BenchMain {
         return passes;
     }
 
+    /** Runs one scenario; a failure becomes a run record with {@code failed} so the other runs still happen. */
     private static Map<String, Object> attempt(Runner runner, String system, String scenario, String key, RunBody body) {
         try {
             Map<String, Object> r = body.run();

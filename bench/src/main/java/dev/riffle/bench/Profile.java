@@ -14,6 +14,10 @@ import java.util.regex.Pattern;
  *       each. With {@code --fleet process} (the default) every instance is its own JVM ({@link WorkerMain}, started
  *       by {@link ProcessFleet}); with {@code --fleet jvm} the N instances, each with its own connections, share the
  *       harness JVM. The baseline gets the same shape: N instances of W workers.</li>
+ *   <li>{@code <N>x<W>-jvm} (e.g. {@code 4x8-jvm}): the same shape with the N instances in the harness JVM whatever
+ *       {@code --fleet} says. Beside {@code <N>x<W>} it tells what one queue shared by N engines costs in the
+ *       database from what N JVMs cost on the machine: on two cores, four JVMs of either system halve the drain
+ *       (docs/benchmarks.md, session 14).</li>
  *   <li>{@code w<W>} (e.g. {@code w256}): drain with W handlers on one instance in the harness JVM, like the drain
  *       scenario with {@code --workers W}.</li>
  *   <li>{@code steady-b<P>} (e.g. {@code steady-b50}): the steady scenario with the producer of BOTH systems at P % of
@@ -22,7 +26,7 @@ import java.util.regex.Pattern;
  *       {@code --steady-delay-ms}); without such a run, its highest completed jobs/s of any drain run.</li>
  * </ul>
  *
- * {@code all} stands for {@code 1x32,4x8,w256,steady-b50}.
+ * {@code all} stands for {@code 1x32,4x8,1x32-jvm,4x8-jvm,w256,steady-b50}.
  *
  * @param name            as given on the command line (normalised to lower case)
  * @param steady          true for {@code steady-b<P>}, false for the drain shapes
@@ -33,9 +37,9 @@ import java.util.regex.Pattern;
  */
 record Profile(String name, boolean steady, int instances, int workers, boolean separateProcess, double baselineLoad) {
 
-    static final List<String> ALL = List.of("1x32", "4x8", "w256", "steady-b50");
+    static final List<String> ALL = List.of("1x32", "4x8", "1x32-jvm", "4x8-jvm", "w256", "steady-b50");
 
-    private static final Pattern FLEET = Pattern.compile("(\\d{1,3})x(\\d{1,5})");
+    private static final Pattern FLEET = Pattern.compile("(\\d{1,3})x(\\d{1,5})(-jvm)?");
     private static final Pattern WIDE = Pattern.compile("(?:w|w=)(\\d{1,5})");
     private static final Pattern STEADY = Pattern.compile("steady-b(\\d{1,3})");
 
@@ -67,7 +71,7 @@ record Profile(String name, boolean steady, int instances, int workers, boolean 
             if (n < 1 || n > 16 || w < 1) {
                 throw new BenchConfig.UsageException("profile " + t + ": 1..16 instances of at least 1 handler");
             }
-            return new Profile(t, false, n, w, fleet.equals("process"), 0);
+            return new Profile(t, false, n, w, m.group(3) == null && fleet.equals("process"), 0);
         }
         m = WIDE.matcher(t);
         if (m.matches()) {
@@ -85,7 +89,8 @@ record Profile(String name, boolean steady, int instances, int workers, boolean 
             }
             return new Profile(t, true, 1, 0, false, p / 100.0);
         }
-        throw new BenchConfig.UsageException("unknown profile " + t + " (allowed: <N>x<W> such as 4x8, w<W> such as"
+        throw new BenchConfig.UsageException("unknown profile " + t + " (allowed: <N>x<W> such as 4x8, <N>x<W>-jvm"
+                + " such as 4x8-jvm, w<W> such as"
                 + " w256, steady-b<P> such as steady-b50, all)");
     }
 

@@ -75,6 +75,7 @@ final class RiffleSystem implements QueueSystem {
         m.put("driver", "r2dbc-postgresql through the Riffle engine");
         m.put("pool_size", c.poolSize());
         m.put("warm_pool", c.warmPool());
+        m.put("claim_concurrency", c.claimConcurrency());
         m.put("max_claim_batch", c.maxClaimBatch());
         m.put("completion_batch_size", c.completionBatchSize());
         m.put("copy_enqueue_threshold", c.copyEnqueueThreshold());
@@ -122,6 +123,7 @@ final class RiffleSystem implements QueueSystem {
                 .completionWindow(Duration.ofMillis(cfg.ackWindowMillis))
                 .copyEnqueueThreshold(cfg.copyEnqueueThreshold)
                 .warmPool(cfg.warmPool)
+                .claimConcurrency(cfg.claimConcurrency)
                 .build();
     }
 

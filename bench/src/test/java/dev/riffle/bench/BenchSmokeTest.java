@@ -96,18 +96,23 @@ class BenchSmokeTest {
 
         // every profile ran for both systems; NxW in child processes that all exited cleanly
         for (String system : SYSTEMS) {
-            for (String p : List.of("1x32", "4x8", "w256", "steady-b50")) {
+            for (String p : List.of("1x32", "4x8", "1x32-jvm", "4x8-jvm", "w256", "steady-b50")) {
                 assertThat(runs).as("%s profile %s", system, p).anySatisfy(o -> {
                     Map<String, Object> r = (Map<String, Object>) o;
                     assertThat(r.get("system")).isEqualTo(system);
                     assertThat(r.get("profile")).isEqualTo(p);
                     if (p.contains("x")) {
                         int n = Integer.parseInt(p.substring(0, p.indexOf('x')));
-                        assertThat((Map<String, Object>) r.get("fleet")).containsEntry("fleet", "process")
+                        boolean inHarness = p.endsWith("-jvm");
+                        assertThat((Map<String, Object>) r.get("fleet"))
+                                .containsEntry("fleet", inHarness ? "jvm" : "process")
                                 .containsEntry("instances", (long) n);
-                        List<Object> procs = (List<Object>) ((Map<String, Object>) r.get("counters")).get("processes");
-                        assertThat(procs).hasSize(n).allSatisfy(x ->
-                                assertThat((Map<String, Object>) x).containsEntry("exit_code", 0L));
+                        if (!inHarness) {
+                            List<Object> procs =
+                                    (List<Object>) ((Map<String, Object>) r.get("counters")).get("processes");
+                            assertThat(procs).hasSize(n).allSatisfy(x ->
+                                    assertThat((Map<String, Object>) x).containsEntry("exit_code", 0L));
+                        }
                     }
                 });
             }
@@ -152,11 +157,23 @@ class BenchSmokeTest {
 
         Map<String, Object> summary = (Map<String, Object>) json.get("summary");
         assertThat(summary).containsKeys("drain W=16 delay=1ms", "steady", "pinned", "profile 1x32 delay=1ms",
-                "profile 4x8 delay=1ms", "profile W=256 delay=1ms", "profile steady-b50");
+                "profile 4x8 delay=1ms", "profile 4x8-jvm delay=1ms", "profile W=256 delay=1ms", "profile steady-b50");
         for (Object e : summary.values()) {
             assertThat((Map<String, Object>) e).containsKeys("baseline", "riffle", "ratio_riffle_to_baseline");
         }
         assertThat((List<Object>) json.get("targets")).isNotEmpty();
+        // the 4x8 diagnostics (not targets) are there, each the ratio of the two runs' completed jobs/s
+        Map<String, Object> jvmPair = ((List<Object>) json.get("targets")).stream().map(o -> (Map<String, Object>) o)
+                .filter(t -> String.valueOf(t.get("target")).startsWith("4x8-jvm against 1x32-jvm, delay=1ms"))
+                .findFirst().orElseThrow();
+        assertThat(jvmPair.get("status")).isEqualTo("info");
+        double four = ((Number) ((Map<String, Object>) ((Map<String, Object>) summary.get("profile 4x8-jvm delay=1ms"))
+                .get("riffle")).get("completed_jobs_per_s")).doubleValue();
+        double one = ((Number) ((Map<String, Object>) ((Map<String, Object>) summary.get("profile 1x32-jvm delay=1ms"))
+                .get("riffle")).get("completed_jobs_per_s")).doubleValue();
+        assertThat(((Number) jvmPair.get("value")).doubleValue()).isCloseTo(four / one, org.assertj.core.api.Assertions.within(1e-5)); // the JSON keeps 6 decimals
+        assertThat((List<Object>) json.get("targets")).anySatisfy(o -> assertThat(
+                String.valueOf(((Map<String, Object>) o).get("target"))).startsWith("4x8 against 1x32, delay=1ms (baseline"));
 
         String md = Files.readString(docs);
         assertThat(md).contains(Report.BEGIN, Report.END, "### Machine", "### Targets (issue #12)", "PostgreSQL",
@@ -265,7 +282,12 @@ class BenchSmokeTest {
     @Test
     void profilesParse() {
         assertThat(Profile.parseList("all", "process")).extracting(Profile::name)
-                .containsExactly("1x32", "4x8", "w256", "steady-b50");
+                .containsExactly("1x32", "4x8", "1x32-jvm", "4x8-jvm", "w256", "steady-b50");
+        Profile inHarness = Profile.parse("4x8-jvm", "process");
+        assertThat(inHarness.separateProcess()).isFalse();
+        assertThat(inHarness.instances()).isEqualTo(4);
+        assertThat(inHarness.key(1)).isEqualTo("profile 4x8-jvm delay=1ms");
+        assertThat(Profile.parse("4x8", "process").separateProcess()).isTrue();
         Profile p = Profile.parse("4x8", "jvm");
         assertThat(p.instances()).isEqualTo(4);
         assertThat(p.workers()).isEqualTo(8);
