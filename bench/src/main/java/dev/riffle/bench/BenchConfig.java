@@ -289,7 +289,8 @@ final class BenchConfig {
 
     private void validate() {
         if (jobs < 1 || rounds < 1 || enqueueBatch < 1 || enqueueConcurrency < 1 || claimBatch < 1 || ackBatch < 1
-                || poolSize < 1 || claimConcurrency < 1 || claimConcurrency > 64 || baselineClaimers < 1 || baselineAckers < 1 || workers.isEmpty()
+                || poolSize < 1 || claimConcurrency < 1 || claimConcurrency > 64 || baselineClaimers < 1
+                || baselineAckers < 1 || workers.isEmpty()
                 || delaysMillis.isEmpty() || steadySeconds < 1 || pinnedSeconds < 1 || recoverySeconds < 1
                 || steadyLoad <= 0 || payloadPad < 0 || baselinePollMs < 0 || baselineVacuumSeconds < 0 || producerTickMillis < 1
                 || copyEnqueueThreshold < 0 || enqueueShards < 0 || enqueueShards > dev.riffle.engine.api.QueueConfig.MAX_ENQUEUE_SHARDS) {

@@ -176,13 +176,10 @@ final class Summary {
                         riffle == null ? null : num(riffle.get("dead_tuples_end")), v -> v <= 500, ""));
             }
         }
-        Map<String, Object> p4 = (Map<String, Object>) summary.get("profile 4x8 delay=0ms");
-        Map<String, Object> p1 = (Map<String, Object>) summary.get("profile 1x32 delay=0ms");
-        if (p4 != null && p1 != null) {
-            Double four = num(((Map<String, Object>) p4.get("riffle")).get("completed_jobs_per_s"));
-            Double one = num(((Map<String, Object>) p1.get("riffle")).get("completed_jobs_per_s"));
+        if (summary.get("profile 4x8 delay=0ms") != null && summary.get("profile 1x32 delay=0ms") != null) {
             out.add(check("4x8 against 1x32 (riffle completed jobs/s)", ">= 1.0",
-                    four == null || one == null || one == 0 ? null : four / one, v -> v >= 1.0, "x"));
+                    completedRatio(summary, "profile 4x8 delay=0ms", "profile 1x32 delay=0ms", "riffle"),
+                    v -> v >= 1.0, "x"));
         }
         // Not targets: what the 4x8 ratio is made of. The baseline's own 4x8/1x32 is the machine's share (four JVMs
         // on the cores the database uses too), the -jvm pair is the database's share (four engines on one queue,
@@ -202,23 +199,29 @@ final class Summary {
     }
 
     /** A ratio of two runs' completed jobs/s of one system, reported with status "info" (not a target). */
-    @SuppressWarnings("unchecked")
     private static void diagnostic(List<Object> out, Map<String, Object> summary, String name,
                                    String numeratorKey, String denominatorKey, String system) {
-        Map<String, Object> a = (Map<String, Object>) summary.get(numeratorKey);
-        Map<String, Object> b = (Map<String, Object>) summary.get(denominatorKey);
-        if (a == null || b == null || !(a.get(system) instanceof Map) || !(b.get(system) instanceof Map)) {
+        if (summary.get(numeratorKey) == null || summary.get(denominatorKey) == null) {
             return;
         }
-        Double x = num(((Map<String, Object>) a.get(system)).get("completed_jobs_per_s"));
-        Double y = num(((Map<String, Object>) b.get(system)).get("completed_jobs_per_s"));
-        Map<String, Object> t = new LinkedHashMap<>();
-        t.put("target", name);
-        t.put("goal", "-");
-        t.put("value", x == null || y == null || y == 0 ? null : x / y);
-        t.put("unit", "x");
+        Map<String, Object> t = check(name, "-", completedRatio(summary, numeratorKey, denominatorKey, system),
+                v -> true, "x");
         t.put("status", "info");
         out.add(t);
+    }
+
+    /** One system's completed jobs/s in run {@code numeratorKey} over run {@code denominatorKey}; null if unknown. */
+    @SuppressWarnings("unchecked")
+    private static Double completedRatio(Map<String, Object> summary, String numeratorKey, String denominatorKey,
+                                         String system) {
+        Object a = ((Map<String, Object>) summary.get(numeratorKey)).get(system);
+        Object b = ((Map<String, Object>) summary.get(denominatorKey)).get(system);
+        if (!(a instanceof Map) || !(b instanceof Map)) {
+            return null;
+        }
+        Double x = num(((Map<String, Object>) a).get("completed_jobs_per_s"));
+        Double y = num(((Map<String, Object>) b).get("completed_jobs_per_s"));
+        return x == null || y == null || y == 0 ? null : x / y;
     }
 
     private static Map<String, Object> check(String name, String goal, Double value,
