@@ -65,6 +65,7 @@ final class Report {
             new Row("complete_p99_ms", "durable completion p99 (ms)", "d2"),
             new Row("second_half_pickup_p50_ms", "pickup p50, second half of the load (ms)", "d2"),
             new Row("second_half_pickup_p99_ms", "pickup p99, second half of the load (ms)", "d2"),
+            new Row("pickup_worst_second_p99_ms", "pickup p99 of the worst second (by commit time; ms)", "d2"),
             new Row("second_half_complete_p99_ms", "durable completion p99, second half (ms)", "d2"),
             new Row("second_half_completed_jobs_per_s", "completed jobs/s, second half", "int"),
             new Row("wal_bytes_per_job", "WAL bytes/job", "d0"),

@@ -377,6 +377,11 @@ final class Runner {
             putLatency(m, "second_half_", tr.latencies(tHalf, tStop));
             m.put("second_half_completed_jobs_per_s", tr.completedBetween(tHalf, tStop) / seconds(tHalf, tStop));
         }
+        // Where in the run the tail is: a p99 made of one stall reads differently from one spread over the run.
+        List<Map<String, Object>> bySecond = tr.pickupBySecond(tp0, tStop);
+        m.put("pickup_by_second", bySecond);
+        m.put("pickup_worst_second_p99_ms", bySecond.stream().map(sec -> (Double) sec.get("pickup_p99_ms"))
+                .filter(java.util.Objects::nonNull).max(Double::compare).orElse(null));
         Map<String, Object> whole = s0.diff(s1);
         m.put("wal_bytes_per_job", per((Long) whole.get("wal_bytes"), done));
         m.put("commits_per_job", per((Long) whole.get("xact_commit"), done));

@@ -85,6 +85,15 @@ class BenchSmokeTest {
                             "second_half_pickup_p99_ms", "second_half_completed_jobs_per_s",
                             "server_cpu_us_per_job", "jvm_cpu_us_per_job");
                     assertThat(m.get("jvm_cpu_us_per_job")).as(what + " JVM CPU").isNotNull();
+                    // the per-second pickup timeline covers every job of the run, once
+                    List<Map<String, Object>> seconds = (List<Map<String, Object>>) m.get("pickup_by_second");
+                    assertThat(seconds).as(what + " pickup by second").isNotEmpty();
+                    assertThat(seconds.stream().mapToLong(x -> ((Number) x.get("jobs")).longValue()).sum())
+                            .as(what + " jobs in the timeline").isEqualTo(((Number) m.get("latency_samples")).longValue());
+                    assertThat(((Number) m.get("pickup_worst_second_p99_ms")).doubleValue())
+                            .as(what + " worst second").isEqualTo(seconds.stream()
+                                    .filter(x -> x.get("pickup_p99_ms") != null)
+                                    .mapToDouble(x -> ((Number) x.get("pickup_p99_ms")).doubleValue()).max().orElseThrow());
                 }
                 case "pinned" -> assertThat(m).as(what).containsKeys("pinned_completed_jobs_per_s",
                         "pinned_fraction_of_clean", "recovery_completed_jobs_per_s", "backlog_end_pinned",

@@ -74,7 +74,8 @@ import reactor.core.scheduler.Schedulers;
  *                     processes share a queue, so no job waits claimed behind a slow handler
  * @param claimConcurrency claims one subscription keeps in flight at once, at most (each on a different lane:
  *                         a lane's head is locked by the claim that reads it). More than one only when the
- *                         subscriber's demand is larger than one claim takes and the last claim came back full
+ *                         last claim came back full and the room left beside the claims in flight is a full
+ *                         batch ({@code maxClaimBatch}): a window one claim can hold is claimed one claim at a time
  * @param queues per-queue settings (deadline, DLQ policy); queues not listed use {@link QueueConfig#of(String)}
  * @param dlqByDefault whether exhausted or failed jobs go to the DLQ when their queue does not say (default true)
  * @param maintenance maintenance leader settings

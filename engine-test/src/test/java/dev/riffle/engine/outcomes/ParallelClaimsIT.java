@@ -17,21 +17,27 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A subscription whose demand is larger than one claim keeps up to {@code claimConcurrency} claims in flight while
- * claims come back full, each on its own lane (enqueue shard); every job is still claimed exactly once.
+ * claims come back full, each on its own lane (enqueue shard); every job is still claimed exactly once. A window that
+ * one claim can hold is claimed by one claim at a time: splitting it would pay a claim's fixed cost twice.
  */
 @RiffleTest
 class ParallelClaimsIT extends ProbeIT {
 
     private int drainWith(String queue, int claimConcurrency) {
+        return drainWith(queue, claimConcurrency, 8, 50);
+    }
+
+    /** Drains 4 x perCall jobs (one enqueue transaction, so one lane, per call) with a demand of 64. */
+    private int drainWith(String queue, int claimConcurrency, int maxClaimBatch, int perCall) {
         Riffle riffle = OutcomeKit.start(db, b -> b.queue(QueueConfig.of(queue).withEnqueueShards(4))
-                .maxClaimBatch(8).claimConcurrency(claimConcurrency));
+                .maxClaimBatch(maxClaimBatch).claimConcurrency(claimConcurrency));
         try {
             List<NewJob> jobs = new ArrayList<>();
-            for (int i = 0; i < 50; i++) {
+            for (int i = 0; i < perCall; i++) {
                 jobs.add(NewJob.builder("k").queue(queue).build());
             }
             Set<Long> ids = new HashSet<>();
-            // Four calls of 50: four transactions, spread over the shards.
+            // Four calls: four transactions, spread over the shards.
             for (int i = 0; i < 4; i++) {
                 ids.addAll(riffle.client().enqueueMany(jobs).block(TIMEOUT));
             }
@@ -59,5 +65,12 @@ class ParallelClaimsIT extends ProbeIT {
     @Test
     void oneClaimAtATimeWhenTheConcurrencyIsOne() {
         assertThat(drainWith("pb", 1)).as("claims in flight at once, at most").isEqualTo(1);
+    }
+
+    @Test
+    void aWindowOneClaimHoldsIsClaimedOneClaimAtATime() {
+        // Demand 64 against a batch limit of 128, and lanes of 200 jobs, so every claim comes back full: a second
+        // claim alongside would only split the window.
+        assertThat(drainWith("pc", 2, 128, 200)).as("claims in flight at once, at most").isEqualTo(1);
     }
 }

@@ -262,9 +262,9 @@ public final class ClaimLoop {
 
     /**
      * Drain loop only. Starts claims while there is room: the first when there may be work, more alongside it
-     * (up to the claim concurrency) only while claims come back full. Each asks for the room left, capped by the
-     * batch limit: the subscriber's outstanding demand plus the prefetch, less what is buffered and what running
-     * claims asked for.
+     * (up to the claim concurrency) only while claims come back full and the room left is a full batch. Each asks
+     * for the room left, capped by the batch limit: the subscriber's outstanding demand plus the prefetch, less
+     * what is buffered and what running claims asked for.
      */
     private void launchClaims() {
         while (!disposed && !backingOff && claimsInFlight < settings.claimConcurrency()
@@ -277,6 +277,14 @@ public final class ClaimLoop {
             long room = demand + settings.prefetch() - buffer.size() - reserved;
             long window = Math.min(room, settings.maxBatch());
             if (window <= 0) {
+                return;
+            }
+            // A claim alongside one in flight only for a full batch: a window that one claim can hold, split over two
+            // claims, pays a claim's fixed cost (lane choice, cursor walk, the batch rows, a commit) twice for the
+            // same jobs. On 2 cores, W = 64 with 1 ms handlers (window 128, one batch) ran 23,365-23,509 jobs/s
+            // without this rule and 25,697-25,792 with it, claim server time 22 against 16 us per job
+            // (docs/benchmarks.md, session 15). Parallel claims are for windows larger than a batch.
+            if (claimsInFlight > 0 && window < settings.maxBatch()) {
                 return;
             }
             if (window > peakDemand) {
