@@ -157,33 +157,19 @@ final class Tracker implements QueueSystem.JobSink {
 
     /**
      * Pickup latency per second of commit time in [from, to): one map per second with the second's index, the jobs
-     * committed in it and their pickup p50, p99 and max (ms). Jobs not started are left out.
+     * committed in it and their pickup p50, p99 and max (ms), each second measured by {@link #latencies(long, long)}.
      */
     List<Map<String, Object>> pickupBySecond(long fromNanos, long toNanos) {
-        int buckets = (int) Math.max(1, (toNanos - fromNanos + 999_999_999L) / 1_000_000_000L);
-        Histogram[] h = new Histogram[buckets];
-        int limit = (int) Math.min(capacity, enqueued.get());
-        for (int i = 0; i < limit; i++) {
-            long c = committedAt.get(i);
-            long s = startedAt.get(i);
-            if (c == 0 || s == 0 || c < fromNanos || c >= toNanos) {
-                continue;
-            }
-            int b = (int) ((c - fromNanos) / 1_000_000_000L);
-            if (h[b] == null) {
-                h[b] = new Histogram(3_600_000_000L, 3);
-            }
-            h[b].recordValue(Math.min(Math.max(0, (s - c) / 1000), 3_600_000_000L));
-        }
         List<Map<String, Object>> out = new ArrayList<>();
-        for (int b = 0; b < buckets; b++) {
+        for (long b = 0, t = fromNanos; t < toNanos; b++, t += 1_000_000_000L) {
+            Histogram p = latencies(t, Math.min(t + 1_000_000_000L, toNanos)).pickupMicros();
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("second", b);
-            row.put("jobs", h[b] == null ? 0 : h[b].getTotalCount());
-            if (h[b] != null) {
-                row.put("pickup_p50_ms", h[b].getValueAtPercentile(50) / 1000.0);
-                row.put("pickup_p99_ms", h[b].getValueAtPercentile(99) / 1000.0);
-                row.put("pickup_max_ms", h[b].getMaxValue() / 1000.0);
+            row.put("jobs", p.getTotalCount());
+            if (p.getTotalCount() > 0) {
+                row.put("pickup_p50_ms", p.getValueAtPercentile(50) / 1000.0);
+                row.put("pickup_p99_ms", p.getValueAtPercentile(99) / 1000.0);
+                row.put("pickup_max_ms", p.getMaxValue() / 1000.0);
             }
             out.add(row);
         }
