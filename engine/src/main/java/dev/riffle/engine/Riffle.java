@@ -408,7 +408,9 @@ public final class Riffle implements Disposable {
 
 
     /**
-     * Stops claiming (live subscriptions complete), stops accepting completions and flushes the buffered ones,
+     * Stops claiming (live subscriptions complete), waits (up to 10 s) for the claims still in flight, also those of
+     * subscriptions cancelled just before, and releases the jobs they bring back, stops accepting completions and
+     * flushes the buffered ones and the releases,
      * flushes pending cursor advances, closes the listener, the leader session and the pool the engine created
      * (never the application's {@code ConnectionFactory}: its pool stays open and usable). Jobs already delivered but not completed
      * stay open in the database and are recovered by rescue. Cold; idempotent.

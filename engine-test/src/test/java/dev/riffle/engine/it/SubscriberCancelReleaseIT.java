@@ -28,6 +28,7 @@ class SubscriberCancelReleaseIT {
     @Test
     void cancellingMidClaimReleasesTheClaimedJobsForImmediateRedelivery(TestDatabase db) throws Exception {
         Riffle riffle = Engines.start(db, b -> b.maintenance(MaintenanceConfig.builder().enabled(false).build()));
+        long releasedBefore = released(db);
         try {
             List<Long> ids = Engines.enqueue(riffle, QUEUE, 10);
             int slot = (int) db.queryLong("SELECT slot FROM claim_ring_rotations ORDER BY generation DESC LIMIT 1");
@@ -45,8 +46,7 @@ class SubscriberCancelReleaseIT {
                 subscription.dispose();
                 blocker.commit();
             }
-            Engines.awaitTrue("the late claim released", () -> db.queryLong("SELECT coalesce(sum(closed_count), 0) "
-                    + "FROM lease_claim_closure_batches WHERE outcome = 'released'") == 10);
+            Engines.awaitTrue("the late claim released", () -> released(db) - releasedBefore == 10);
             assertThat(delivered).as("nothing reaches a subscriber that left").isEmpty();
             assertThat(db.queryLong("SELECT coalesce(sum(claimed_count), 0) FROM lease_claim_batches WHERE queue = ?", QUEUE))
                     .as("the claim did take the jobs").isEqualTo(10);
@@ -61,5 +61,58 @@ class SubscriberCancelReleaseIT {
         } finally {
             Engines.close(riffle);
         }
+    }
+
+    /**
+     * The subscriber cancels mid-claim and the engine closes at once: the close waits for the cancelled
+     * subscription's claim to come back and flushes its releases before the pool goes. Before, a cancelled
+     * subscription left the engine's list of live loops at once, the close did not wait for its claim, and the
+     * claim's 40 jobs came back to a closed pool: they stayed open until rescue (40 open, 0 released).
+     */
+    @Test
+    void closingRightAfterACancelMidClaimStillReleasesTheClaimedJobs(TestDatabase db) throws Exception {
+        String queue = "cancel-close";
+        Riffle riffle = Engines.start(db, b -> b.maintenance(MaintenanceConfig.builder().enabled(false).build()));
+        List<Long> ids;
+        Queue<Job> delivered = new ConcurrentLinkedQueue<>();
+        long releasedBefore = released(db);
+        try {
+            ids = Engines.enqueue(riffle, queue, 40);
+            int slot = (int) db.queryLong("SELECT slot FROM claim_ring_rotations ORDER BY generation DESC LIMIT 1");
+            try (Connection blocker = db.openJdbc()) {
+                blocker.setAutoCommit(false);
+                try (Statement st = blocker.createStatement()) {
+                    st.execute("LOCK TABLE lease_claim_batches_" + slot + " IN ACCESS EXCLUSIVE MODE");
+                }
+                Disposable subscription = riffle.subscribe(queue).subscribe(delivered::add);
+                Engines.awaitTrue("claim waiting on the lock", () -> db.queryLong("SELECT count(*) FROM pg_stat_activity "
+                        + "WHERE wait_event_type = 'Lock' AND position('claim_ready' in query) > 0") == 1);
+                subscription.dispose();
+                var closing = riffle.close().toFuture();
+                // Long enough for a close that does not wait for the claim to finish while the claim is still held.
+                dev.riffle.engine.test.Await.pause(java.time.Duration.ofSeconds(1));
+                assertThat(closing).as("the close waits for the cancelled subscription's claim").isNotDone();
+                blocker.commit();
+                closing.get(Engines.TIMEOUT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+            }
+        } finally {
+            Engines.close(riffle);
+        }
+        assertThat(delivered).as("nothing reaches a subscriber that left").isEmpty();
+        assertThat(db.queryLong("SELECT coalesce(sum(claimed_count), 0) FROM lease_claim_batches WHERE queue = ?", queue))
+                .as("the claim did take the jobs").isEqualTo(40);
+        assertThat(released(db) - releasedBefore).as("released by the closing engine").isEqualTo(40);
+        Riffle again = Engines.start(db, b -> b.maintenance(MaintenanceConfig.builder().enabled(false).build()));
+        try {
+            assertThat(again.counts(queue).block(Engines.TIMEOUT).inFlight()).isZero();
+            List<Job> got = again.subscribe(queue).take(40).collectList().block(Engines.TIMEOUT);
+            assertThat(got).extracting(Job::id).containsExactlyInAnyOrderElementsOf(ids);
+        } finally {
+            Engines.close(again);
+        }
+    }
+
+    private static long released(TestDatabase db) {
+        return db.queryLong("SELECT coalesce(sum(closed_count), 0) FROM lease_claim_closure_batches WHERE outcome = 'released'");
     }
 }

@@ -74,8 +74,6 @@ public final class ClaimLoop {
     private record Returned(int ask, Claimer.@Nullable Result result, @Nullable Throwable error,
                             QueueLimits.@Nullable Plan plan, int queueIndex) {}
 
-    /** Releases of undelivered jobs in flight at once (each is one queued outcome; the batcher groups them). */
-    static final int RELEASE_CONCURRENCY = 16;
 
     private final FluxSink<Job> sink;
     private final Claimer claimer;
@@ -140,7 +138,9 @@ public final class ClaimLoop {
 
     /**
      * A cold {@code Flux} of claimed jobs; each subscription runs its own loop and is registered in {@code live}
-     * (removed again when it ends) so the engine can complete it on close.
+     * so the engine can complete it on close. A loop leaves {@code live} once it has ended and no claim of it is in
+     * flight: a subscriber that cancels just before the engine closes must not leave a claim whose jobs come back
+     * after the completion batcher and the pool are gone (they would stay open until rescue instead of being released).
      */
     public static Flux<Job> flux(Claimer claimer, Settings settings, Scheduler scheduler, EngineClock clock,
                                  WakeupListener listener, Set<ClaimLoop> live) {
@@ -148,8 +148,8 @@ public final class ClaimLoop {
             ClaimLoop loop = new ClaimLoop(sink, claimer, settings, scheduler, clock, listener);
             live.add(loop);
             sink.onDispose(() -> {
-                live.remove(loop);
                 loop.dispose();
+                loop.quiesced().subscribe(null, e -> live.remove(loop), () -> live.remove(loop));
             });
             loop.start();
             sink.onRequest(n -> loop.drain());
@@ -487,7 +487,10 @@ public final class ClaimLoop {
     }
 
     private static void release(List<ClaimedJob> jobs) {
-        Flux.fromIterable(jobs).flatMap(ClaimedJob::release, RELEASE_CONCURRENCY, 1)
+        // All at once: a release is only queued for the batcher, which groups them, and every one is then queued before
+        // the loop reports quiescence, so an engine closing waits for their flush (16 at a time left the rest to be
+        // queued after the batcher may have closed).
+        Flux.fromIterable(jobs).flatMap(ClaimedJob::release, Math.max(1, jobs.size()), 1)
                 .subscribe(v -> {}, e -> log.warn("release of {} undelivered jobs failed; rescue will recover them: {}",
                         jobs.size(), e.toString()));
     }
