@@ -422,19 +422,22 @@ public final class Riffle implements Disposable {
             }
             List<ClaimLoop> loops = List.copyOf(liveSubscriptions);
             loops.forEach(ClaimLoop::complete);
+            // Every step is deferred to its turn: these close() methods act when called, and the batcher's, called
+            // while this chain was assembled, shut it before the loops quiesced, so releases of a claim that returned
+            // after the stop were queued behind a batcher that had already reported done, and flushed to a closed pool.
             return Mono.when(loops.stream().map(ClaimLoop::quiesced).toList())
                     .timeout(CLOSE_QUIESCE_WAIT, Mono.empty())
-                    .then(completer.close())
+                    .then(Mono.defer(completer::close))
                     .timeout(CLOSE_FLUSH_WAIT, Mono.empty())
                     // Past the grace, flushes still retrying through an outage give up; rescue owns their attempts.
                     .then(Mono.fromRunnable(completer::dispose))
-                    .then(advancer.close())
-                    .then(limits.close())
+                    .then(Mono.defer(advancer::close))
+                    .then(Mono.defer(limits::close))
                     .then(Mono.fromRunnable(heartbeater::close))
                     .then(Mono.fromRunnable(callbacks::close))
-                    .then(maintenance.close())
+                    .then(Mono.defer(maintenance::close))
                     .then(Mono.fromRunnable(cancelSignals::dispose))
-                    .then(listener.close())
+                    .then(Mono.defer(listener::close))
                     .then(Mono.fromRunnable(queueGauges::close))
                     .then(Mono.fromRunnable(metrics::close))
                     // Only a pool the engine created: the application's factory stays the application's.

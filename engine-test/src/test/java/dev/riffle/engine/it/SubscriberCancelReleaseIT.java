@@ -65,13 +65,28 @@ class SubscriberCancelReleaseIT {
 
     /**
      * The subscriber cancels mid-claim and the engine closes at once: the close waits for the cancelled
-     * subscription's claim to come back and flushes its releases before the pool goes. Before, a cancelled
-     * subscription left the engine's list of live loops at once, the close did not wait for its claim, and the
-     * claim's 40 jobs came back to a closed pool: they stayed open until rescue (40 open, 0 released).
+     * subscription's claim to come back and flushes its releases before the pool goes. Two things broke this: a
+     * cancelled subscription left the engine's list of live loops at once, so the close did not wait for its claim
+     * (the close was done within the second the claim was held); and the close shut the completion batcher when it
+     * was assembled, before any loop had quiesced, so releases queued after that were flushed to a closed pool
+     * (0 of 40 released, "release of 40 undelivered jobs failed"). Either way the 40 jobs stayed open until rescue.
      */
     @Test
     void closingRightAfterACancelMidClaimStillReleasesTheClaimedJobs(TestDatabase db) throws Exception {
-        String queue = "cancel-close";
+        closeWithAClaimInFlight(db, "cancel-close", true);
+    }
+
+    /**
+     * The engine closes while a live subscription's claim is in flight: the subscription completes, and the jobs
+     * the claim brings back after the stop are released and flushed before the pool goes. (This one passed in two
+     * runs with the batcher shut early as well; it keeps the live path covered next to the cancelled one.)
+     */
+    @Test
+    void closingWhileALiveSubscriptionsClaimIsInFlightReleasesTheClaimedJobs(TestDatabase db) throws Exception {
+        closeWithAClaimInFlight(db, "live-close", false);
+    }
+
+    private static void closeWithAClaimInFlight(TestDatabase db, String queue, boolean cancelFirst) throws Exception {
         Riffle riffle = Engines.start(db, b -> b.maintenance(MaintenanceConfig.builder().enabled(false).build()));
         List<Long> ids;
         Queue<Job> delivered = new ConcurrentLinkedQueue<>();
@@ -87,18 +102,23 @@ class SubscriberCancelReleaseIT {
                 Disposable subscription = riffle.subscribe(queue).subscribe(delivered::add);
                 Engines.awaitTrue("claim waiting on the lock", () -> db.queryLong("SELECT count(*) FROM pg_stat_activity "
                         + "WHERE wait_event_type = 'Lock' AND position('claim_ready' in query) > 0") == 1);
-                subscription.dispose();
+                if (cancelFirst) {
+                    subscription.dispose();
+                }
                 var closing = riffle.close().toFuture();
                 // Long enough for a close that does not wait for the claim to finish while the claim is still held.
                 dev.riffle.engine.test.Await.pause(java.time.Duration.ofSeconds(1));
-                assertThat(closing).as("the close waits for the cancelled subscription's claim").isNotDone();
+                assertThat(closing).as("the close waits for the subscription's claim").isNotDone();
                 blocker.commit();
                 closing.get(Engines.TIMEOUT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+                if (!cancelFirst) {
+                    assertThat(subscription.isDisposed()).as("the close completed the live subscription").isTrue();
+                }
             }
         } finally {
             Engines.close(riffle);
         }
-        assertThat(delivered).as("nothing reaches a subscriber that left").isEmpty();
+        assertThat(delivered).as("nothing reaches a subscriber once the claim comes back after the stop").isEmpty();
         assertThat(db.queryLong("SELECT coalesce(sum(claimed_count), 0) FROM lease_claim_batches WHERE queue = ?", queue))
                 .as("the claim did take the jobs").isEqualTo(40);
         assertThat(released(db) - releasedBefore).as("released by the closing engine").isEqualTo(40);
