@@ -55,6 +55,9 @@ final class BenchConfig {
     int producerTickMillis = 10;
     int settleMillis = 3000;
     int statsWaitMillis = 1500;
+    // A CHECKPOINT before each measured run (after the schema reset): every run starts with the same full-page-image
+    // debt and none has a timed checkpoint running through it (the timer restarts; checkpoint_timeout is minutes).
+    boolean checkpointBeforeRuns = true;
     int drainTimeoutSeconds = 600;
     boolean pgstattuple = true;
     boolean trackFunctions = true;
@@ -147,6 +150,8 @@ final class BenchConfig {
                 "  --settle-ms N                wait after draining, system still running, before counting dead tuples"
                         + " (default 3000)",
                 "  --stats-wait-ms N            wait after closing a system before reading pg_stat counters (default 1500)",
+                "  --checkpoint-before-runs true|false  CHECKPOINT before each measured run, after its schema reset"
+                        + " (default true; needs superuser or pg_checkpoint, else skipped with a note)",
                 "  --drain-timeout-s N          give up waiting for a drain after N seconds (default 600)",
                 "  --no-pgstattuple             count dead tuples from pg_stat_user_tables only",
                 "  --no-track-functions         do not ALTER DATABASE ... SET track_functions = 'pl' for the run (no"
@@ -272,6 +277,7 @@ final class BenchConfig {
             case "--producer-tick-ms" -> producerTickMillis = Integer.parseInt(v);
             case "--settle-ms" -> settleMillis = Integer.parseInt(v);
             case "--stats-wait-ms" -> statsWaitMillis = Integer.parseInt(v);
+            case "--checkpoint-before-runs" -> checkpointBeforeRuns = parseBoolean(v);
             case "--drain-timeout-s" -> drainTimeoutSeconds = Integer.parseInt(v);
             case "--profiles" -> profilesText = v;
             case "--profile-jobs" -> profileJobs = Integer.parseInt(v.replace("_", ""));
@@ -347,6 +353,7 @@ final class BenchConfig {
         m.put("producer_tick_ms", producerTickMillis);
         m.put("settle_ms", settleMillis);
         m.put("stats_wait_ms", statsWaitMillis);
+        m.put("checkpoint_before_runs", checkpointBeforeRuns);
         List<Object> ps = new ArrayList<>();
         for (Profile p : profiles) {
             ps.add(p.name());

@@ -182,6 +182,9 @@ public final class BenchMain {
                     }
                 }
             }
+            if (mon.checkpointNote != null) {
+                result.put("checkpoint_note", mon.checkpointNote);
+            }
         }
         machine.put("loadavg_end", loadavg());
         result.put("finished_at", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
@@ -415,6 +418,9 @@ public final class BenchMain {
                     + (cfg.baselineVacuumSeconds > 0 ? " except its own VACUUM every " + cfg.baselineVacuumSeconds
                     + " s (--baseline-vacuum-s)" : " (use --baseline-vacuum-s to give it a periodic VACUUM)")
                     + ", which makes its claims slower as they accumulate.");
+        }
+        if (result.get("checkpoint_note") instanceof String note) {
+            n.add(note + ".");
         }
         n.add("Each run starts from a freshly created schema (`bench_baseline` or `bench_riffle`); the systems are"
                 + " alternated run by run (order reversed every other round).");

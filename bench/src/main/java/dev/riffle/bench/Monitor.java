@@ -36,6 +36,27 @@ final class Monitor implements AutoCloseable {
         }
     }
 
+    /** Why the last {@link #checkpoint()} did not run, or null when it ran (or was not asked for). */
+    String checkpointNote;
+
+    /**
+     * A {@code CHECKPOINT} before a measured run (when {@code --checkpoint-before-runs}): the run then starts with no
+     * full-page-image debt and no timed checkpoint can begin inside it. A role without the right to checkpoint gets a
+     * note in the report instead; the run goes on.
+     */
+    void checkpoint() {
+        if (!cfg.checkpointBeforeRuns || checkpointNote != null) {
+            return;
+        }
+        statements++;
+        try (Statement st = conn.createStatement()) {
+            st.execute("CHECKPOINT");
+        } catch (SQLException e) {
+            checkpointNote = "CHECKPOINT before runs failed, runs went on without it: " + e.getMessage();
+            System.err.println(checkpointNote);
+        }
+    }
+
     /**
      * With {@code --database}: creates that database on the same server when it is missing and points the config at
      * it. Returns whether it was created.

@@ -251,6 +251,10 @@ final class Report {
                 .append(", W=").append(config.get("steady_workers")).append(", ").append(config.get("steady_delay_ms"))
                 .append(" ms handler. Pinned: ").append(config.get("pinned_seconds")).append(" s with an idle-in-transaction")
                 .append(" xid held, then ").append(config.get("recovery_seconds")).append(" s of recovery at the same rate.\n");
+        sb.append("- Checkpoints: ").append(Boolean.FALSE.equals(config.get("checkpoint_before_runs"))
+                ? "none forced (`--checkpoint-before-runs false`): a timed checkpoint may run through any run"
+                : "a `CHECKPOINT` after each run's schema reset, before its clock starts, so every run starts with the"
+                        + " same full-page-image debt and no timed checkpoint runs through it").append(".\n");
         profileLines(sb, result, config);
         for (var e : systems.entrySet()) {
             sb.append("- `").append(e.getKey()).append("`: ");

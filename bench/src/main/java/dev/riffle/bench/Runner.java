@@ -117,6 +117,7 @@ final class Runner {
         QueueSystem sys = create(systemName);
         sys.reset(mon.connection());
         mon.statements++;
+        mon.checkpoint();
         sleep(cfg.statsWaitMillis); // backends used by the reset (Riffle migrates here) flush their counters on exit
         Monitor.Snapshot s0 = mon.snapshot(sys.schema());
         sys.open();
@@ -305,6 +306,7 @@ final class Runner {
         QueueSystem sys = create(systemName);
         sys.reset(mon.connection());
         mon.statements++;
+        mon.checkpoint();
         sleep(cfg.statsWaitMillis); // backends used by the reset (Riffle migrates here) flush their counters on exit
         sys.open();
         sys.startWorkers(w, Duration.ofMillis(delay), tr);

@@ -41,6 +41,10 @@ class BenchSmokeTest {
         assertThat((Map<String, Object>) json.get("postgres")).containsKeys("version", "server_version",
                 "synchronous_commit");
         assertThat((Map<String, Object>) json.get("systems")).containsOnlyKeys(SYSTEMS);
+        // Every run starts after a CHECKPOINT; the test kit's role may checkpoint, so no note says it was skipped.
+        assertThat(((Map<String, Object>) json.get("config")).get("checkpoint_before_runs")).isEqualTo(true);
+        assertThat(json).doesNotContainKey("checkpoint_note");
+        assertThat(Files.readString(docs)).contains("- Checkpoints: a `CHECKPOINT` after each run's schema reset");
 
         List<Object> runs = (List<Object>) json.get("runs");
         for (String system : SYSTEMS) {
