@@ -319,8 +319,8 @@ public final class BenchMain {
 
     @SuppressWarnings("unchecked")
     /**
-     * The steady profiles ({@code steady-b<P>}) of one round: both systems at a fraction of the baseline's drain in
-     * the steady shape. They run before the pinned scenario: after the baseline's pinned run (a held xmin, hundreds of
+     * The steady profiles of one round: both systems at a fraction of the baseline's drain in the steady shape
+     * ({@code steady-b<P>}) or at a fixed rate ({@code steady-r<R>}). They run before the pinned scenario: after the baseline's pinned run (a held xmin, hundreds of
      * thousands of dead tuples, a backlog left after recovery) the baseline could not keep its own 50 % rate, and the
      * p99 ratio compared Riffle with a saturated baseline.
      */
@@ -336,7 +336,10 @@ public final class BenchMain {
             // The baseline's peak in the steady run's own shape (its handlers and handler delay): the
             // baseline's best drain of any shape (W = 256, no work) was more than twice what either system
             // completes at W = 64 with 1 ms of work, so half of it could be kept up by neither.
-            if (baselineByRun.containsKey(sameShape)) {
+            if (p.fixedRate() > 0) {
+                rate = p.fixedRate();
+                source = "fixed by the profile";
+            } else if (baselineByRun.containsKey(sameShape)) {
                 rate = Math.max(1, Math.floor(baselineByRun.get(sameShape) * p.baselineLoad()));
                 source = p.baselineLoad() + " x baseline drain peak at the steady shape "
                         + Math.round(baselineByRun.get(sameShape)) + " jobs/s (" + sameShape + ")";

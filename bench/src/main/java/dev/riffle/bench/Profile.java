@@ -20,28 +20,41 @@ import java.util.regex.Pattern;
  *       (docs/benchmarks.md, session 14).</li>
  *   <li>{@code w<W>} (e.g. {@code w256}): drain with W handlers on one instance in the harness JVM, like the drain
  *       scenario with {@code --workers W}.</li>
+ *   <li>{@code steady-r<R>-w<W>} (e.g. {@code steady-r500-w16}, issue #12's steady case): the steady scenario with
+ *       the producer of both systems at a fixed R jobs/s and W handlers ({@code -w<W>} optional: the steady
+ *       scenario's {@code --steady-workers} without it), the steady run's handler delay.</li>
  *   <li>{@code steady-b<P>} (e.g. {@code steady-b50}): the steady scenario with the producer of BOTH systems at P % of
  *       the baseline's drain peak at the steady shape from the same round: the baseline's completed jobs/s in the
  *       drain run with the steady run's handlers and handler delay ({@code --steady-workers},
  *       {@code --steady-delay-ms}); without such a run, its highest completed jobs/s of any drain run.</li>
  * </ul>
  *
- * {@code all} stands for {@code 1x32,4x8,1x32-jvm,4x8-jvm,w256,steady-b50}.
+ * {@code all} stands for {@code 1x32,4x8,1x32-jvm,4x8-jvm,w256,steady-r500-w16,steady-b50}.
  *
  * @param name            as given on the command line (normalised to lower case)
- * @param steady          true for {@code steady-b<P>}, false for the drain shapes
+ * @param steady          true for {@code steady-b<P>} and {@code steady-r<R>}, false for the drain shapes
  * @param instances       engine instances (drain shapes)
- * @param workers         handlers per instance (drain shapes)
+ * @param workers         handlers per instance (drain shapes; {@code steady-r<R>-w<W>}: W, else 0 for the
+ *                        steady scenario's own)
  * @param separateProcess whether each instance is its own JVM
- * @param baselineLoad    fraction of the baseline's drain peak (steady shape)
+ * @param baselineLoad    fraction of the baseline's drain peak ({@code steady-b<P>})
+ * @param fixedRate       jobs/s for both systems ({@code steady-r<R>}), else 0
  */
-record Profile(String name, boolean steady, int instances, int workers, boolean separateProcess, double baselineLoad) {
+record Profile(String name, boolean steady, int instances, int workers, boolean separateProcess, double baselineLoad,
+               double fixedRate) {
 
-    static final List<String> ALL = List.of("1x32", "4x8", "1x32-jvm", "4x8-jvm", "w256", "steady-b50");
+    static final List<String> ALL = List.of("1x32", "4x8", "1x32-jvm", "4x8-jvm", "w256", "steady-r500-w16",
+            "steady-b50");
+
+    /** A profile without a fixed rate. */
+    Profile(String name, boolean steady, int instances, int workers, boolean separateProcess, double baselineLoad) {
+        this(name, steady, instances, workers, separateProcess, baselineLoad, 0);
+    }
 
     private static final Pattern FLEET = Pattern.compile("(\\d{1,3})x(\\d{1,5})(-jvm)?");
     private static final Pattern WIDE = Pattern.compile("(?:w|w=)(\\d{1,5})");
     private static final Pattern STEADY = Pattern.compile("steady-b(\\d{1,3})");
+    private static final Pattern FIXED = Pattern.compile("steady-r(\\d{1,6})(?:-w(\\d{1,5}))?");
 
     /** Parses a comma-separated list; {@code fleet} is {@code process} or {@code jvm} for the NxW shapes. */
     static List<Profile> parseList(String text, String fleet) {
@@ -89,9 +102,18 @@ record Profile(String name, boolean steady, int instances, int workers, boolean 
             }
             return new Profile(t, true, 1, 0, false, p / 100.0);
         }
+        m = FIXED.matcher(t);
+        if (m.matches()) {
+            int r = Integer.parseInt(m.group(1));
+            int w = m.group(2) == null ? 0 : Integer.parseInt(m.group(2));
+            if (r < 1 || (m.group(2) != null && w < 1)) {
+                throw new BenchConfig.UsageException("profile " + t + ": at least 1 job/s and 1 handler");
+            }
+            return new Profile(t, true, 1, w, false, 0, r);
+        }
         throw new BenchConfig.UsageException("unknown profile " + t + " (allowed: <N>x<W> such as 4x8, <N>x<W>-jvm"
                 + " such as 4x8-jvm, w<W> such as"
-                + " w256, steady-b<P> such as steady-b50, all)");
+                + " w256, steady-r<R>[-w<W>] such as steady-r500-w16, steady-b<P> such as steady-b50, all)");
     }
 
     /** The summary key of this profile's runs at handler delay {@code delayMillis} (drain shapes). */
@@ -105,6 +127,11 @@ record Profile(String name, boolean steady, int instances, int workers, boolean 
 
     /** One line for the report's configuration section. */
     String describe(int steadyWorkers, int steadyDelayMillis) {
+        if (steady && fixedRate > 0) {
+            return "`" + name + "`: steady, both systems' producers at a fixed " + Math.round(fixedRate)
+                    + " jobs/s, W=" + (workers > 0 ? workers : steadyWorkers) + ", " + steadyDelayMillis
+                    + " ms handler";
+        }
         if (steady) {
             return "`" + name + "`: steady, both systems' producers at " + Math.round(baselineLoad * 100)
                     + " % of the baseline's drain peak at the same W and handler delay in the same round, W=" + steadyWorkers + ", "

@@ -288,17 +288,17 @@ final class Runner {
      * --recovery-seconds of the same load after the release.
      */
     Map<String, Object> steady(String systemName, double rate, String rateSource, boolean pinned) throws Exception {
-        return steady(systemName, pinned ? "pinned" : "steady", null, rate, rateSource, pinned);
+        return steady(systemName, pinned ? "pinned" : "steady", null, rate, rateSource, pinned, cfg.steadyWorkers);
     }
 
     /** The steady scenario under another key: a {@code steady-b<P>} profile. */
     Map<String, Object> steadyProfile(String systemName, Profile p, double rate, String rateSource) throws Exception {
-        return steady(systemName, p.key(0), p.name(), rate, rateSource, false);
+        return steady(systemName, p.key(0), p.name(), rate, rateSource, false,
+                p.workers() > 0 ? p.workers() : cfg.steadyWorkers);
     }
 
     private Map<String, Object> steady(String systemName, String key, String profile, double rate, String rateSource,
-                                       boolean pinned) throws Exception {
-        int w = cfg.steadyWorkers;
+                                       boolean pinned, int w) throws Exception {
         int delay = cfg.steadyDelayMillis;
         int loadSeconds = pinned ? cfg.pinnedSeconds + cfg.recoverySeconds : cfg.steadySeconds;
         int capacity = (int) Math.min(Integer.MAX_VALUE - 16, (long) Math.ceil(rate * loadSeconds * 1.2) + 100_000);

@@ -113,6 +113,9 @@ final class Summary {
         return null;
     }
 
+    /** The profile that runs issue #12's steady case. */
+    static final String ISSUE_STEADY = "steady-r500-w16";
+
     /**
      * The targets of issue #12 (and the ones of issue #6 still held), each with the measured value and pass / miss /
      * n/a, then diagnostic ratios (status "info") that explain a target without being one.
@@ -142,11 +145,25 @@ final class Summary {
                 out.add(check("completed jobs/s, " + key, "riffle/baseline >= 0.7",
                         ratio == null ? null : num(ratio.get("completed_jobs_per_s")), v -> v >= 0.7, "x"));
             }
+            // Issue #12's steady target: both systems at 500 jobs/s, 16 handlers, 1 ms of work.
+            if (key.equals("profile " + ISSUE_STEADY)) {
+                out.add(check("pickup p99 at 500 jobs/s, 16 handlers, second half of the load, riffle/baseline",
+                        "<= 1.0", ratio == null ? null : num(ratio.get("second_half_pickup_p99_ms")),
+                        v -> v <= 1.0, "x"));
+                out.add(check("pickup p99 at 500 jobs/s, 16 handlers, whole run including the engine's start, "
+                        + "riffle/baseline", "<= 1.0", ratio == null ? null : num(ratio.get("pickup_p99_ms")),
+                        v -> v <= 1.0, "x"));
+            }
+            // The steady scenario runs each system at half its OWN drain peak, so the two rates differ (Riffle's is
+            // the higher when it drains faster): a ratio of p99s at two rates, not one of the issue's targets (those
+            // are the fixed 500 jobs/s above and both systems at half the baseline's peak, steady-b50, below).
             if (key.equals("steady")) {
-                out.add(check("pickup p99 at steady load, second half of the load, riffle/baseline", "<= 1.0",
-                        ratio == null ? null : num(ratio.get("second_half_pickup_p99_ms")), v -> v <= 1.0, "x"));
-                out.add(check("pickup p99 at steady load, whole run including the engine's start, riffle/baseline",
-                        "<= 1.0", ratio == null ? null : num(ratio.get("pickup_p99_ms")), v -> v <= 1.0, "x"));
+                out.add(info("pickup p99 at steady load, each system at 50 % of its own drain peak (rates differ),"
+                        + " second half of the load, riffle/baseline; diagnostic, not a target",
+                        ratio == null ? null : num(ratio.get("second_half_pickup_p99_ms"))));
+                out.add(info("pickup p99 at steady load, each system at 50 % of its own drain peak (rates differ),"
+                        + " whole run, riffle/baseline; diagnostic, not a target",
+                        ratio == null ? null : num(ratio.get("pickup_p99_ms"))));
             }
             if (key.equals("profile steady-b50")) {
                 Double target = riffle == null ? null : num(riffle.get("rate_target"));
@@ -196,6 +213,13 @@ final class Summary {
                     "profile 1x32-jvm " + delay, "riffle");
         }
         return out;
+    }
+
+    /** A ratio reported with status "info" (not a target). */
+    private static Map<String, Object> info(String name, Double value) {
+        Map<String, Object> t = check(name, "-", value, v -> true, "x");
+        t.put("status", "info");
+        return t;
     }
 
     /** A ratio of two runs' completed jobs/s of one system, reported with status "info" (not a target). */

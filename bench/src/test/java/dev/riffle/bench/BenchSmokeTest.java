@@ -109,7 +109,7 @@ class BenchSmokeTest {
 
         // every profile ran for both systems; NxW in child processes that all exited cleanly
         for (String system : SYSTEMS) {
-            for (String p : List.of("1x32", "4x8", "1x32-jvm", "4x8-jvm", "w256", "steady-b50")) {
+            for (String p : List.of("1x32", "4x8", "1x32-jvm", "4x8-jvm", "w256", "steady-r500-w16", "steady-b50")) {
                 assertThat(runs).as("%s profile %s", system, p).anySatisfy(o -> {
                     Map<String, Object> r = (Map<String, Object>) o;
                     assertThat(r.get("system")).isEqualTo(system);
@@ -130,6 +130,26 @@ class BenchSmokeTest {
                 });
             }
         }
+        // steady-r500-w16 (issue #12's steady case): both systems at 500 jobs/s with 16 handlers, whatever the
+        // steady scenario's own rate and handlers
+        for (String system : SYSTEMS) {
+            assertThat(runs).as("%s steady-r500-w16", system).anySatisfy(o -> {
+                Map<String, Object> r = (Map<String, Object>) o;
+                assertThat(r.get("system")).isEqualTo(system);
+                assertThat(r.get("profile")).isEqualTo("steady-r500-w16");
+                Map<String, Object> params = (Map<String, Object>) r.get("params");
+                assertThat(((Number) params.get("rate")).doubleValue()).isEqualTo(500.0);
+                assertThat(((Number) params.get("workers")).intValue()).isEqualTo(16);
+                assertThat(params.get("rate_source")).isEqualTo("fixed by the profile");
+            });
+        }
+        assertThat((List<Object>) json.get("targets")).anySatisfy(o -> {
+            Map<String, Object> t = (Map<String, Object>) o;
+            assertThat(String.valueOf(t.get("target"))).startsWith("pickup p99 at 500 jobs/s, 16 handlers, whole run");
+            assertThat(t.get("goal")).isEqualTo("<= 1.0");
+            assertThat(t.get("status")).isIn("pass", "miss");
+        });
+
         // steady-b50: one rate for both systems, half the baseline's drain peak at the steady shape (the smoke's
         // steady runs use W=16 and 1 ms, the shape of its drain scenario), not its peak over every shape
         List<Object> rates = runs.stream().map(o -> (Map<String, Object>) o)
@@ -170,7 +190,8 @@ class BenchSmokeTest {
 
         Map<String, Object> summary = (Map<String, Object>) json.get("summary");
         assertThat(summary).containsKeys("drain W=16 delay=1ms", "steady", "pinned", "profile 1x32 delay=1ms",
-                "profile 4x8 delay=1ms", "profile 4x8-jvm delay=1ms", "profile W=256 delay=1ms", "profile steady-b50");
+                "profile 4x8 delay=1ms", "profile 4x8-jvm delay=1ms", "profile W=256 delay=1ms", "profile steady-b50",
+                "profile steady-r500-w16");
         for (Object e : summary.values()) {
             assertThat((Map<String, Object>) e).containsKeys("baseline", "riffle", "ratio_riffle_to_baseline");
         }
@@ -295,7 +316,7 @@ class BenchSmokeTest {
     @Test
     void profilesParse() {
         assertThat(Profile.parseList("all", "process")).extracting(Profile::name)
-                .containsExactly("1x32", "4x8", "1x32-jvm", "4x8-jvm", "w256", "steady-b50");
+                .containsExactly("1x32", "4x8", "1x32-jvm", "4x8-jvm", "w256", "steady-r500-w16", "steady-b50");
         Profile inHarness = Profile.parse("4x8-jvm", "process");
         assertThat(inHarness.separateProcess()).isFalse();
         assertThat(inHarness.instances()).isEqualTo(4);
@@ -308,6 +329,14 @@ class BenchSmokeTest {
         assertThat(p.key(0)).isEqualTo("profile 4x8 delay=0ms");
         assertThat(Profile.parse("W=256", "process").key(1)).isEqualTo("profile W=256 delay=1ms");
         assertThat(Profile.parse("steady-b50", "process").baselineLoad()).isEqualTo(0.5);
+        Profile fixed = Profile.parse("steady-r500-w16", "process");
+        assertThat(fixed.steady()).isTrue();
+        assertThat(fixed.fixedRate()).isEqualTo(500.0);
+        assertThat(fixed.workers()).isEqualTo(16);
+        assertThat(fixed.key(0)).isEqualTo("profile steady-r500-w16");
+        assertThat(Profile.parse("steady-r2000", "process").workers()).as("the steady scenario's handlers").isZero();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Profile.parse("steady-r0", "process"))
+                .isInstanceOf(BenchConfig.UsageException.class);
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> Profile.parse("8by4", "process"))
                 .isInstanceOf(BenchConfig.UsageException.class);
     }
