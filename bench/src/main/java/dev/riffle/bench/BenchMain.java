@@ -320,9 +320,9 @@ public final class BenchMain {
     @SuppressWarnings("unchecked")
     /**
      * The steady profiles of one round: both systems at a fraction of the baseline's drain in the steady shape
-     * ({@code steady-b<P>}) or at a fixed rate ({@code steady-r<R>}). They run before the pinned scenario: after the baseline's pinned run (a held xmin, hundreds of
-     * thousands of dead tuples, a backlog left after recovery) the baseline could not keep its own 50 % rate, and the
-     * p99 ratio compared Riffle with a saturated baseline.
+     * ({@code steady-b<P>}) or at a fixed rate ({@code steady-r<R>}). They run before the pinned scenario: after the
+     * baseline's pinned run (a held xmin, hundreds of thousands of dead tuples, a backlog left after recovery) the
+     * baseline could not keep its own 50 % rate, and the p99 ratio compared Riffle with a saturated baseline.
      */
     private static void steadyProfiles(BenchConfig cfg, Runner runner, List<Map<String, Object>> runs, int round,
                                        List<String> order, String sameShape, Map<String, Double> baselineByRun,

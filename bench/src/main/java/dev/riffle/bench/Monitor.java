@@ -27,6 +27,8 @@ final class Monitor implements AutoCloseable {
     private String pgstattupleNote = "not tried";
     private String trackFunctionsRestore;
     long statements;
+    /** Why {@link #checkpoint()} did not run (it is not tried again), or null when it ran or was not asked for. */
+    String checkpointNote;
 
     Monitor(BenchConfig cfg) throws SQLException {
         this.cfg = cfg;
@@ -35,9 +37,6 @@ final class Monitor implements AutoCloseable {
             st.execute("SET lock_timeout = '2s'");
         }
     }
-
-    /** Why the last {@link #checkpoint()} did not run, or null when it ran (or was not asked for). */
-    String checkpointNote;
 
     /**
      * A {@code CHECKPOINT} before a measured run (when {@code --checkpoint-before-runs}): the run then starts with no

@@ -147,12 +147,7 @@ final class Summary {
             }
             // Issue #12's steady target: both systems at 500 jobs/s, 16 handlers, 1 ms of work.
             if (key.equals("profile " + ISSUE_STEADY)) {
-                out.add(check("pickup p99 at 500 jobs/s, 16 handlers, second half of the load, riffle/baseline",
-                        "<= 1.0", ratio == null ? null : num(ratio.get("second_half_pickup_p99_ms")),
-                        v -> v <= 1.0, "x"));
-                out.add(check("pickup p99 at 500 jobs/s, 16 handlers, whole run including the engine's start, "
-                        + "riffle/baseline", "<= 1.0", ratio == null ? null : num(ratio.get("pickup_p99_ms")),
-                        v -> v <= 1.0, "x"));
+                pickupP99Targets(out, "500 jobs/s, 16 handlers", ratio);
             }
             // The steady scenario runs each system at half its OWN drain peak, so the two rates differ (Riffle's is
             // the higher when it drains faster): a ratio of p99s at two rates, not one of the issue's targets (those
@@ -170,12 +165,7 @@ final class Summary {
                 Double done = riffle == null ? null : num(riffle.get("completed_jobs_per_s"));
                 out.add(check("keeps up at 50 % of the baseline's peak (riffle completed / producer rate)", ">= 0.98",
                         target == null || done == null || target == 0 ? null : done / target, v -> v >= 0.98, ""));
-                out.add(check("pickup p99 at 50 % of the baseline's peak, second half of the load, riffle/baseline",
-                        "<= 1.0", ratio == null ? null : num(ratio.get("second_half_pickup_p99_ms")),
-                        v -> v <= 1.0, "x"));
-                out.add(check("pickup p99 at 50 % of the baseline's peak, whole run including the engine's start, "
-                        + "riffle/baseline", "<= 1.0", ratio == null ? null : num(ratio.get("pickup_p99_ms")),
-                        v -> v <= 1.0, "x"));
+                pickupP99Targets(out, "50 % of the baseline's peak", ratio);
             }
             if (key.equals("pinned")) {
                 out.add(check("throughput while pinned, fraction of clean steady (riffle)", ">= 0.75",
@@ -213,6 +203,14 @@ final class Summary {
                     "profile 1x32-jvm " + delay, "riffle");
         }
         return out;
+    }
+
+    /** The two pickup p99 targets of a steady run at one rate for both systems: second half, and the whole run. */
+    private static void pickupP99Targets(List<Object> out, String at, Map<String, Object> ratio) {
+        out.add(check("pickup p99 at " + at + ", second half of the load, riffle/baseline", "<= 1.0",
+                ratio == null ? null : num(ratio.get("second_half_pickup_p99_ms")), v -> v <= 1.0, "x"));
+        out.add(check("pickup p99 at " + at + ", whole run including the engine's start, riffle/baseline", "<= 1.0",
+                ratio == null ? null : num(ratio.get("pickup_p99_ms")), v -> v <= 1.0, "x"));
     }
 
     /** A ratio reported with status "info" (not a target). */

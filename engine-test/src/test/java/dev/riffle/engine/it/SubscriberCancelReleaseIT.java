@@ -31,18 +31,10 @@ class SubscriberCancelReleaseIT {
         long releasedBefore = released(db);
         try {
             List<Long> ids = Engines.enqueue(riffle, QUEUE, 10);
-            int slot = (int) db.queryLong("SELECT slot FROM claim_ring_rotations ORDER BY generation DESC LIMIT 1");
             Queue<Job> delivered = new ConcurrentLinkedQueue<>();
             try (Connection blocker = db.openJdbc()) {
-                // Hold the current claim slot's batch partition so the claim statement stalls at its insert: the
-                // subscriber then cancels while its claim is in flight.
-                blocker.setAutoCommit(false);
-                try (Statement st = blocker.createStatement()) {
-                    st.execute("LOCK TABLE lease_claim_batches_" + slot + " IN ACCESS EXCLUSIVE MODE");
-                }
-                Disposable subscription = riffle.subscribe(QUEUE).subscribe(delivered::add);
-                Engines.awaitTrue("claim waiting on the lock", () -> db.queryLong("SELECT count(*) FROM pg_stat_activity "
-                        + "WHERE wait_event_type = 'Lock' AND position('claim_ready' in query) > 0") == 1);
+                // The subscriber cancels while its claim is in flight.
+                Disposable subscription = subscribeWithClaimHeld(db, riffle, QUEUE, blocker, delivered);
                 subscription.dispose();
                 blocker.commit();
             }
@@ -93,15 +85,8 @@ class SubscriberCancelReleaseIT {
         long releasedBefore = released(db);
         try {
             ids = Engines.enqueue(riffle, queue, 40);
-            int slot = (int) db.queryLong("SELECT slot FROM claim_ring_rotations ORDER BY generation DESC LIMIT 1");
             try (Connection blocker = db.openJdbc()) {
-                blocker.setAutoCommit(false);
-                try (Statement st = blocker.createStatement()) {
-                    st.execute("LOCK TABLE lease_claim_batches_" + slot + " IN ACCESS EXCLUSIVE MODE");
-                }
-                Disposable subscription = riffle.subscribe(queue).subscribe(delivered::add);
-                Engines.awaitTrue("claim waiting on the lock", () -> db.queryLong("SELECT count(*) FROM pg_stat_activity "
-                        + "WHERE wait_event_type = 'Lock' AND position('claim_ready' in query) > 0") == 1);
+                Disposable subscription = subscribeWithClaimHeld(db, riffle, queue, blocker, delivered);
                 if (cancelFirst) {
                     subscription.dispose();
                 }
@@ -130,6 +115,24 @@ class SubscriberCancelReleaseIT {
         } finally {
             Engines.close(again);
         }
+    }
+
+    /**
+     * Holds the current claim slot's batch partition on {@code blocker} (a transaction left open) so the claim
+     * statement stalls at its insert, subscribes, and returns once that claim is waiting on the lock: a claim in flight
+     * until {@code blocker} commits.
+     */
+    private static Disposable subscribeWithClaimHeld(TestDatabase db, Riffle riffle, String queue, Connection blocker,
+                                                     Queue<Job> delivered) throws Exception {
+        int slot = (int) db.queryLong("SELECT slot FROM claim_ring_rotations ORDER BY generation DESC LIMIT 1");
+        blocker.setAutoCommit(false);
+        try (Statement st = blocker.createStatement()) {
+            st.execute("LOCK TABLE lease_claim_batches_" + slot + " IN ACCESS EXCLUSIVE MODE");
+        }
+        Disposable subscription = riffle.subscribe(queue).subscribe(delivered::add);
+        Engines.awaitTrue("claim waiting on the lock", () -> db.queryLong("SELECT count(*) FROM pg_stat_activity "
+                + "WHERE wait_event_type = 'Lock' AND position('claim_ready' in query) > 0") == 1);
+        return subscription;
     }
 
     private static long released(TestDatabase db) {

@@ -74,7 +74,6 @@ public final class ClaimLoop {
     private record Returned(int ask, Claimer.@Nullable Result result, @Nullable Throwable error,
                             QueueLimits.@Nullable Plan plan, int queueIndex) {}
 
-
     private final FluxSink<Job> sink;
     private final Claimer claimer;
     private final Settings settings;
