@@ -72,9 +72,11 @@ final class BenchConfig {
     // three rounds in one JVM: Riffle 15,414 -> 18,656 -> 22,484 jobs/s, JVM CPU 56 -> 32 -> 26 us per job), so the
     // default is 100,000; the baseline gets the same. 0 measures cold.
     int warmupJobs = 100_000;
-    // Each child JVM of a --fleet process profile drains this many jobs, unmeasured, in a schema of its own before
-    // it reports ready: otherwise 4x8 starts four cold JITs on two cores against one in 1x32. 0: children start cold.
-    int childWarmupJobs = 20_000;
+    // Each child JVM of a --fleet process profile drains this many jobs a pass, unmeasured, in a schema of its own
+    // before it reports ready: otherwise 4x8 starts four cold JITs on two cores against one in 1x32. 0: children start
+    // cold. Each pass opens and closes an engine (WorkerMain.warmUp), so a pass of 20,000 jobs was mostly lifecycle:
+    // the children's last pass still compiled for 22-39 % with 50,000 (session 17).
+    int childWarmupJobs = 50_000;
     String fleet = "process";
     String riffleApi = "work";
     List<String> childJvmArgs = List.of("-Xmx512m");
@@ -117,7 +119,8 @@ final class BenchConfig {
                 "                               for under 5 % of a pass (at most 5 passes), so both run JIT-compiled",
                 "                               (default 100000; 0 = cold; --smoke: 0)",
                 "  --child-warmup-jobs N        each child JVM of a process profile first drains N jobs at its own W,",
-                "                               unmeasured, in its own schema (default 20000; 0 = cold; --smoke: 0)",
+                "                               unmeasured, in its own schema, opening and closing an engine each pass,",
+                "                               repeated like --warmup-jobs (default 50000; 0 = cold; --smoke: 0)",
                 "  --steady-seconds S           steady: producer duration (default 30)",
                 "  --steady-rate R              steady/pinned: fixed jobs/s for both systems (default: load x drain peak)",
                 "  --steady-load F              steady/pinned: fraction of each system's drain at the steady W and delay (default 0.5)",

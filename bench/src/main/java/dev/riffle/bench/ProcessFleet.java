@@ -78,6 +78,8 @@ final class ProcessFleet implements Fleet {
                         + " across processes (child " + theirs + ", harness " + ours + "); use --fleet jvm");
             }
             c.pid = ((Number) ready.get("pid")).longValue();
+            Object shares = ready.get("warmup_jit_shares");
+            c.warmupJitShares = shares instanceof List<?> l ? new ArrayList<>(l) : List.of();
         }
     }
 
@@ -144,6 +146,8 @@ final class ProcessFleet implements Fleet {
             p.put("exit_code", c.process.exitValue());
             p.put("killed", c.killed);
             p.put("jvm_cpu_s", c.cpuUsed < 0 ? null : c.cpuUsed / 1e9);
+            // one entry per warm-up pass (--child-warmup-jobs): the JIT's share of that pass's wall time
+            p.put("warmup_jit_shares", c.warmupJitShares);
             procs.add(p);
         }
         merged.put("processes", procs);
@@ -223,6 +227,7 @@ final class ProcessFleet implements Fleet {
         long pid;
         long cpuAtStart = -1;
         long cpuUsed = -1;
+        List<Object> warmupJitShares = List.of();
         volatile boolean killed;
         /** Handler starts this child has reported (CrashRun waits for the victim to be working before it kills). */
         final java.util.concurrent.atomic.AtomicLong startsReported = new java.util.concurrent.atomic.AtomicLong();

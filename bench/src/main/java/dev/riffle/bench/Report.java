@@ -242,7 +242,9 @@ final class Report {
         Object childWarmup = config.get("child_warmup_jobs");
         sb.append(childWarmup instanceof Number n && n.intValue() > 0
                 ? " Each child JVM of a process profile first drained " + fmt(childWarmup, "int") + " jobs at its own W"
-                        + ", unmeasured, in a schema of its own (`--child-warmup-jobs`)"
+                        + " and handler delay, unmeasured, in a schema of its own (`--child-warmup-jobs`), with an engine"
+                        + " opened and closed in every pass as in the measured run, and repeated that pass under the"
+                        + " same rule" + childWarmupPasses(result)
                 : " Child JVMs of process profiles start cold (`--child-warmup-jobs 0`)").append(".\n");
         sb.append("- Steady: ").append(config.get("steady_seconds")).append(" s at ")
                 .append(config.get("steady_rate_fixed") != null ? fmt(config.get("steady_rate_fixed"), "int")
@@ -449,6 +451,45 @@ final class Report {
                 "markers below is rewritten by `--write-docs`; text outside them is kept.",
                 "",
                 "");
+    }
+
+    /**
+     * " (passes of each child and the JIT's share of its last pass: riffle profile 4x8 delay=0ms 5, 21-39 %; ...)"
+     * from the process profiles' runs ({@link ProcessFleet} records each child's passes), or "" without any.
+     */
+    @SuppressWarnings("unchecked")
+    static String childWarmupPasses(Map<String, Object> result) {
+        if (!(result.get("runs") instanceof List<?> runs)) {
+            return "";
+        }
+        List<String> parts = new java.util.ArrayList<>();
+        for (Object o : runs) {
+            Map<String, Object> r = (Map<String, Object>) o;
+            if (!(r.get("counters") instanceof Map<?, ?> counters)
+                    || !(counters.get("processes") instanceof List<?> procs) || procs.isEmpty()) {
+                continue;
+            }
+            java.util.IntSummaryStatistics passes = new java.util.IntSummaryStatistics();
+            java.util.LongSummaryStatistics last = new java.util.LongSummaryStatistics();
+            for (Object po : procs) {
+                if (((Map<String, Object>) po).get("warmup_jit_shares") instanceof List<?> shares && !shares.isEmpty()) {
+                    passes.accept(shares.size());
+                    if (shares.get(shares.size() - 1) instanceof Number n) {
+                        last.accept(Math.round(n.doubleValue() * 100));
+                    }
+                }
+            }
+            if (passes.getCount() > 0) {
+                parts.add(r.get("system") + " " + r.get("key") + " " + range(passes.getMin(), passes.getMax())
+                        + (last.getCount() > 0 ? ", " + range(last.getMin(), last.getMax()) + " %" : ""));
+            }
+        }
+        return parts.isEmpty() ? ""
+                : " (passes of each child and the JIT's share of its last pass: " + String.join("; ", parts) + ")";
+    }
+
+    private static String range(long min, long max) {
+        return min == max ? String.valueOf(min) : min + "–" + max;
     }
 
     /** " (passes: baseline 3, JIT 14 %, 13 %, 2 %; ...)" from the results' warm-up record, or "" without one. */

@@ -4,6 +4,7 @@ import java.io.BufferedReader;
 import java.io.FileOutputStream;
 import java.io.FileDescriptor;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -12,6 +13,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -54,15 +56,14 @@ public final class WorkerMain {
             cfg.url = cfg.url.withDatabase(cfg.database);
         }
         QueueSystem sys = system.equals("baseline") ? new BaselineSystem(cfg) : new RiffleSystem(cfg);
-        Events events = new Events();
+        Events events = new Events(protocol);
         int code = 0;
         try {
-            if (cfg.childWarmupJobs > 0) {
-                warmUp(system, instance, workers, delay, cfg);
-            }
+            List<Object> warmupShares = cfg.childWarmupJobs > 0
+                    ? warmUp(system, instance, workers, delay, cfg) : List.of();
             sys.open();
             emit(map("type", "ready", "instance", instance, "pid", ProcessHandle.current().pid(),
-                    "nanos", System.nanoTime()));
+                    "nanos", System.nanoTime(), "warmup_jit_shares", warmupShares));
             code = serve(sys, workers, delay, events);
         } catch (Exception | LinkageError e) {
             emit(map("type", "error", "message", "instance " + instance + ": " + e));
@@ -80,9 +81,20 @@ public final class WorkerMain {
      * schema of its own (dropped afterwards), and repeats that pass until the JIT settled ({@link JitSettle}), so the
      * measured run starts JIT-compiled like the harness's own runs. One pass without handler work used to be all, and the children
      * of a 1 ms profile then compiled during the measurement.
+     *
+     * <p>Each pass goes through the whole lifecycle the measured run goes through: schema reset, engine open, drain,
+     * workers stopped, engine closed. With one engine open across every pass, the close of the warm-up engine and the
+     * open of the measured one sent hundreds of the drain's compiled methods back to the interpreter (speculative
+     * type checks failing on the close and open paths, JFR {@code jdk.Deoptimization}), and a child that had settled
+     * under 5 % then compiled for over half of its CPU in the measured drain. The JIT share is taken over the whole
+     * pass, so recompilation that a close or an open causes counts against the next pass.
+     *
+     * @return the JIT's share of each pass, in order (null entries where this JVM does not report it): the harness
+     *         puts them in the run's JSON, and the report prints them
      */
-    private static void warmUp(String system, int instance, int workers, Duration delay, BenchConfig cfg)
+    private static List<Object> warmUp(String system, int instance, int workers, Duration delay, BenchConfig cfg)
             throws Exception {
+        List<Object> shares = new ArrayList<>();
         String schema = (system.equals("baseline") ? "bench_baseline" : "bench_riffle") + "_warm" + instance;
         QueueSystem w = system.equals("baseline") ? new BaselineSystem(cfg, schema) : new RiffleSystem(cfg, schema);
         java.util.Properties p = new java.util.Properties();
@@ -94,12 +106,17 @@ public final class WorkerMain {
         try (java.sql.Connection admin = java.sql.DriverManager.getConnection(cfg.url.jdbcUrl(), p)) {
             admin.setAutoCommit(true);
             try {
-                w.reset(admin);
-                w.open();
                 for (int pass = 1; pass <= JitSettle.MAX_PASSES; pass++) {
                     JitSettle timing = JitSettle.pass();
-                    warmUpPass(w, workers, delay, cfg);
+                    w.reset(admin);
+                    w.open();
+                    try {
+                        warmUpPass(w, workers, delay, cfg);
+                    } finally {
+                        w.close();
+                    }
                     Double share = timing.share();
+                    shares.add(share);
                     System.err.printf(java.util.Locale.ROOT, "WorkerMain: instance %d warm-up pass %d in %.1f s,"
                             + " JIT compiling %s of it%n", instance, pass, timing.seconds(), JitSettle.format(share));
                     if (JitSettle.settled(share)) {
@@ -115,9 +132,16 @@ public final class WorkerMain {
         }
         System.err.printf("WorkerMain: instance %d warmed up on %,d jobs a pass in %.1f s%n", instance,
                 cfg.childWarmupJobs, (System.nanoTime() - t0) / 1e9);
+        return shares;
     }
 
-    /** One warm-up pass: enqueue {@code cfg.childWarmupJobs} jobs, drain them with the instance's shape. */
+    /**
+     * One warm-up pass: enqueue {@code cfg.childWarmupJobs} jobs, drain them with the instance's shape. Handler events
+     * go through the same {@link Events} sink and JSON encoder as in the measured run, into a discarding stream: with
+     * a sink of its own the warm-up left the sink's call sites and {@link Json} to be compiled, or recompiled, during
+     * the measured drain (compiler threads took 57 % of the children's CPU in a measured {@code 4x8} drain after a
+     * warm-up that had settled under 5 %, /proc per-thread times).
+     */
     private static void warmUpPass(QueueSystem w, int workers, Duration delay, BenchConfig cfg) throws Exception {
         int n = cfg.childWarmupJobs;
         String padding = Payloads.padding(cfg.payloadPad);
@@ -129,23 +153,16 @@ public final class WorkerMain {
                 batch = new ArrayList<>();
             }
         }
-        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(n);
-        w.startWorkers(workers, delay, new QueueSystem.JobSink() {
-            @Override
-            public void started(long seq) {
-            }
-
-            @Override
-            public void completed(long seq) {
-                done.countDown();
-            }
-
-            @Override
-            public void error(Throwable t) {
-            }
-        });
-        if (!done.await(5, java.util.concurrent.TimeUnit.MINUTES)) {
-            System.err.println("WorkerMain: warm-up did not finish; " + done.getCount() + " jobs left");
+        Events events = new Events(new PrintStream(OutputStream.nullOutputStream(), false, StandardCharsets.UTF_8));
+        w.startWorkers(workers, delay, events);
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+        long completed = 0;
+        while (completed < n && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(FLUSH_MILLIS * 1_000_000L);
+            completed += events.flush();
+        }
+        if (completed < n) {
+            System.err.println("WorkerMain: warm-up did not finish; " + (n - completed) + " jobs left");
         }
         w.stopWorkers();
     }
@@ -193,10 +210,14 @@ public final class WorkerMain {
     }
 
     static void emit(Map<String, Object> message) {
+        emit(protocol, message);
+    }
+
+    private static void emit(PrintStream out, Map<String, Object> message) {
         String line = Json.compact(message);
         synchronized (OUT_LOCK) {
-            protocol.println(line);
-            protocol.flush();
+            out.println(line);
+            out.flush();
         }
     }
 
@@ -210,11 +231,16 @@ public final class WorkerMain {
 
     /** Buffers handler events and writes them out in batches. */
     private static final class Events implements QueueSystem.JobSink {
+        private final PrintStream out;
         private long[] started = new long[1024];
         private int nStarted;
         private long[] completed = new long[1024];
         private int nCompleted;
         private final AtomicInteger errorsReported = new AtomicInteger();
+
+        Events(PrintStream out) {
+            this.out = out;
+        }
 
         @Override
         public void started(long seq) {
@@ -243,15 +269,17 @@ public final class WorkerMain {
         @Override
         public void error(Throwable t) {
             // every error is counted by the harness; the first few carry their message
-            emit(map("type", "error", "message", errorsReported.incrementAndGet() <= 10 ? t.toString() : "(more)"));
+            emit(out, map("type", "error", "message",
+                    errorsReported.incrementAndGet() <= 10 ? t.toString() : "(more)"));
         }
 
-        void flush() {
+        /** Writes out the buffered events; returns how many completions they held. */
+        int flush() {
             List<Object> s;
             List<Object> c;
             synchronized (this) {
                 if (nStarted == 0 && nCompleted == 0) {
-                    return;
+                    return 0;
                 }
                 s = new ArrayList<>(nStarted);
                 for (int i = 0; i < nStarted; i++) {
@@ -264,7 +292,8 @@ public final class WorkerMain {
                 nStarted = 0;
                 nCompleted = 0;
             }
-            emit(map("type", "events", "started", s, "completed", c));
+            emit(out, map("type", "events", "started", s, "completed", c));
+            return c.size() / 2;
         }
     }
 }

@@ -290,6 +290,48 @@ class BenchSmokeTest {
         assertThat(c4.get("verdict")).isEqualTo("PASS");
     }
 
+    /**
+     * Child JVMs of a process profile warm up before they report ready (the smoke run above starts them cold): each
+     * child reports the JIT's share of every pass, the run's JSON keeps them per process, and the report prints them.
+     * A pass opens and closes an engine in a schema of its own; a child whose warm-up broke would fail the run.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void childJvmsWarmUpInPassesAndReportTheJitShareOfEach() throws Exception {
+        assumeFalse(Boolean.getBoolean("bench.smoke.skip"), "bench.smoke.skip=true");
+        Path out = Path.of("target", "bench-child-warmup.json");
+        Files.deleteIfExists(out);
+        Path docs = Path.of("target", "bench-child-warmup.md");
+        Files.deleteIfExists(docs);
+
+        BenchMain.run(new String[] {"--smoke", "--scenarios", "none", "--profiles", "2x4", "--profile-jobs", "300",
+            "--child-warmup-jobs", "300", "--out", out.toString(), "--write-docs", docs.toString()}, System.getenv());
+
+        Map<String, Object> json = (Map<String, Object>) Json.parse(Files.readString(out));
+        assertThat(((Map<String, Object>) json.get("config")).get("child_warmup_jobs")).isEqualTo(300L);
+        List<Object> runs = (List<Object>) json.get("runs");
+        for (String system : SYSTEMS) {
+            assertThat(runs).as(system).anySatisfy(o -> {
+                Map<String, Object> r = (Map<String, Object>) o;
+                assertThat(r.get("system")).isEqualTo(system);
+                assertThat(r.get("complete")).isEqualTo(true);
+                List<Object> procs = (List<Object>) ((Map<String, Object>) r.get("counters")).get("processes");
+                assertThat(procs).hasSize(2).allSatisfy(x -> {
+                    List<Object> shares = (List<Object>) ((Map<String, Object>) x).get("warmup_jit_shares");
+                    assertThat(shares).as("%s warm-up passes", system).isNotEmpty().hasSizeLessThanOrEqualTo(
+                            JitSettle.MAX_PASSES);
+                    assertThat(shares).allSatisfy(v -> assertThat(((Number) v).doubleValue()).isNotNegative());
+                    // every pass but the last missed the rule, else the warm-up would have stopped there
+                    for (Object v : shares.subList(0, shares.size() - 1)) {
+                        assertThat(JitSettle.settled(((Number) v).doubleValue())).isFalse();
+                    }
+                });
+            });
+        }
+        assertThat(Files.readString(docs)).contains("passes of each child and the JIT's share of its last pass:",
+                "baseline profile 2x4 delay=1ms", "riffle profile 2x4 delay=1ms");
+    }
+
     @Test
     void warmupPassesAreReportedPerSystemWithTheJitShareOfEach() {
         Map<String, Object> result = Map.of("warmup", List.of(
