@@ -475,8 +475,12 @@ public final class BenchMain {
                     .map(p -> p.describe(cfg.steadyWorkers, cfg.steadyDelayMillis)).toList())
                     + ". Profile drains pre-enqueue " + cfg.profileJobs + " jobs; the baseline gets the same shape (N"
                     + " instances of W workers, each instance with its own " + cfg.baselineClaimers + " claim and "
-                    + cfg.baselineAckers + " ack connections). A drain in child JVMs starts with a cold JIT, a drain in"
-                    + " the harness JVM does not.");
+                    + cfg.baselineAckers + " ack connections). "
+                    + (cfg.childWarmupJobs > 0
+                            ? "Each child JVM warms up before its drain (`--child-warmup-jobs`; the warm-up line gives"
+                                    + " its passes), as the harness JVM does (`--warmup-jobs`)."
+                            : "A drain in child JVMs starts with a cold JIT (`--child-warmup-jobs 0`), a drain in the"
+                                    + " harness JVM does not."));
         }
         n.add("Machine noise: the JVM (producer, handlers, drivers) and PostgreSQL share the same cores; absolute"
                 + " numbers vary by tens of percent between runs, ratios of alternated runs much less. Use --rounds"

@@ -23,6 +23,11 @@ final class JitSettle {
     private final long compileMillis0 = TIMED ? JIT.getTotalCompilationTime() : 0;
     private final long nanos0 = System.nanoTime();
 
+    /** The JIT's accumulated compile time in this JVM, ms; -1 when this JVM does not report it. */
+    static long compileMillis() {
+        return TIMED ? JIT.getTotalCompilationTime() : -1;
+    }
+
     /** Starts timing one pass. */
     static JitSettle pass() {
         return new JitSettle();

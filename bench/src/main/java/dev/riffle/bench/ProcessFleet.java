@@ -90,7 +90,9 @@ final class ProcessFleet implements Fleet {
             c.send("start");
         }
         for (Child c : children) {
-            c.cpuAtStart = ((Number) c.await("go", REPLY_TIMEOUT_S).get("cpu_nanos")).longValue();
+            Map<String, Object> go = c.await("go", REPLY_TIMEOUT_S);
+            c.cpuAtStart = ((Number) go.get("cpu_nanos")).longValue();
+            c.jitAtStart = go.get("jit_ms") instanceof Number n ? n.longValue() : -1;
         }
     }
 
@@ -101,7 +103,10 @@ final class ProcessFleet implements Fleet {
         }
         long sum = 0;
         for (Child c : children) {
-            long now = ((Number) c.await("cpu", REPLY_TIMEOUT_S).get("cpu_nanos")).longValue();
+            Map<String, Object> mark = c.await("cpu", REPLY_TIMEOUT_S);
+            long now = ((Number) mark.get("cpu_nanos")).longValue();
+            long jit = mark.get("jit_ms") instanceof Number n ? n.longValue() : -1;
+            c.jitUsedMillis = jit < 0 || c.jitAtStart < 0 ? -1 : jit - c.jitAtStart;
             if (now < 0 || c.cpuAtStart < 0) {
                 return -1;
             }
@@ -148,6 +153,8 @@ final class ProcessFleet implements Fleet {
             p.put("jvm_cpu_s", c.cpuUsed < 0 ? null : c.cpuUsed / 1e9);
             // one entry per warm-up pass (--child-warmup-jobs): the JIT's share of that pass's wall time
             p.put("warmup_jit_shares", c.warmupJitShares);
+            // the JIT's compile time (elapsed, summed over its threads) between the drain's start and its end
+            p.put("drain_jit_s", c.jitUsedMillis < 0 ? null : c.jitUsedMillis / 1e3);
             procs.add(p);
         }
         merged.put("processes", procs);
@@ -228,6 +235,8 @@ final class ProcessFleet implements Fleet {
         long cpuAtStart = -1;
         long cpuUsed = -1;
         List<Object> warmupJitShares = List.of();
+        long jitAtStart = -1;
+        long jitUsedMillis = -1;
         volatile boolean killed;
         /** Handler starts this child has reported (CrashRun waits for the victim to be working before it kills). */
         final java.util.concurrent.atomic.AtomicLong startsReported = new java.util.concurrent.atomic.AtomicLong();

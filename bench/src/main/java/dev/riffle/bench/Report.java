@@ -471,17 +471,30 @@ final class Report {
             }
             java.util.IntSummaryStatistics passes = new java.util.IntSummaryStatistics();
             java.util.LongSummaryStatistics last = new java.util.LongSummaryStatistics();
+            double drainJit = 0;
+            double drainCpu = 0;
+            boolean drainKnown = true;
             for (Object po : procs) {
-                if (((Map<String, Object>) po).get("warmup_jit_shares") instanceof List<?> shares && !shares.isEmpty()) {
+                Map<String, Object> proc = (Map<String, Object>) po;
+                if (proc.get("warmup_jit_shares") instanceof List<?> shares && !shares.isEmpty()) {
                     passes.accept(shares.size());
                     if (shares.get(shares.size() - 1) instanceof Number n) {
                         last.accept(Math.round(n.doubleValue() * 100));
                     }
                 }
+                if (proc.get("drain_jit_s") instanceof Number j && proc.get("jvm_cpu_s") instanceof Number c) {
+                    drainJit += j.doubleValue();
+                    drainCpu += c.doubleValue();
+                } else {
+                    drainKnown = false;
+                }
             }
             if (passes.getCount() > 0) {
                 parts.add(r.get("system") + " " + r.get("key") + " " + range(passes.getMin(), passes.getMax())
-                        + (last.getCount() > 0 ? ", " + range(last.getMin(), last.getMax()) + " %" : ""));
+                        + (last.getCount() > 0 ? ", " + range(last.getMin(), last.getMax()) + " %" : "")
+                        + (drainKnown ? String.format(java.util.Locale.ROOT,
+                                ", then %.2f s compiling in the measured drain against %.2f s of their CPU",
+                                drainJit, drainCpu) : ""));
             }
         }
         return parts.isEmpty() ? ""

@@ -23,7 +23,7 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>It talks to the harness in JSON lines: on stdout it writes {@code ready} (connected; with its
  * {@link System#nanoTime()} so the harness can check that both JVMs read the same monotonic clock), {@code go}
- * (handlers started; process CPU so far), {@code events} every {@value #FLUSH_MILLIS} ms (handler starts and durable
+ * (handlers started; process CPU and JIT compile time so far), {@code events} every {@value #FLUSH_MILLIS} ms (handler starts and durable
  * completions as flat {@code [seq, nanoTime, seq, nanoTime, …]} arrays), {@code error}, {@code cpu} and
  * {@code done} (its counters) and finally {@code closed}. On stdin it reads one command a line: {@code start},
  * {@code mark} (report process CPU), {@code stop} (stop the handlers, report, close every connection, exit). End of
@@ -175,6 +175,7 @@ public final class WorkerMain {
             switch (line.trim()) {
                 case "start" -> {
                     long cpu = ServerCpu.jvmProcessCpuNanos();
+                    long jit = JitSettle.compileMillis();
                     sys.startWorkers(workers, delay, events);
                     flusher = new Thread(() -> {
                         while (!Thread.currentThread().isInterrupted()) {
@@ -184,11 +185,12 @@ public final class WorkerMain {
                     }, "worker-events");
                     flusher.setDaemon(true);
                     flusher.start();
-                    emit(map("type", "go", "cpu_nanos", cpu));
+                    emit(map("type", "go", "cpu_nanos", cpu, "jit_ms", jit));
                 }
                 case "mark" -> {
                     events.flush();
-                    emit(map("type", "cpu", "cpu_nanos", ServerCpu.jvmProcessCpuNanos()));
+                    emit(map("type", "cpu", "cpu_nanos", ServerCpu.jvmProcessCpuNanos(), "jit_ms",
+                            JitSettle.compileMillis()));
                 }
                 case "stop" -> {
                     sys.stopWorkers();

@@ -292,7 +292,8 @@ class BenchSmokeTest {
 
     /**
      * Child JVMs of a process profile warm up before they report ready (the smoke run above starts them cold): each
-     * child reports the JIT's share of every pass, the run's JSON keeps them per process, and the report prints them.
+     * child reports the JIT's share of every pass and its compile time during the measured drain, the run's JSON keeps
+     * them per process, and the report prints them.
      * A pass opens and closes an engine in a schema of its own; a child whose warm-up broke would fail the run.
      */
     @Test
@@ -325,11 +326,14 @@ class BenchSmokeTest {
                     for (Object v : shares.subList(0, shares.size() - 1)) {
                         assertThat(JitSettle.settled(((Number) v).doubleValue())).isFalse();
                     }
+                    // and what the JIT still compiled while the drain was measured
+                    assertThat(((Number) ((Map<String, Object>) x).get("drain_jit_s")).doubleValue())
+                            .as("%s JIT in the drain", system).isNotNegative();
                 });
             });
         }
         assertThat(Files.readString(docs)).contains("passes of each child and the JIT's share of its last pass:",
-                "baseline profile 2x4 delay=1ms", "riffle profile 2x4 delay=1ms");
+                "baseline profile 2x4 delay=1ms", "riffle profile 2x4 delay=1ms", "compiling in the measured drain");
     }
 
     @Test
