@@ -242,8 +242,8 @@ final class Report {
         Object childWarmup = config.get("child_warmup_jobs");
         sb.append(childWarmup instanceof Number n && n.intValue() > 0
                 ? " Each child JVM of a process profile first drained " + fmt(childWarmup, "int") + " jobs at its own W"
-                        + " and handler delay, unmeasured, in a schema of its own (`--child-warmup-jobs`), with an engine"
-                        + " opened and closed in every pass as in the measured run, and repeated that pass under the"
+                        + " and handler delay, unmeasured, in a schema of its own (`--child-warmup-jobs`), with an"
+                        + " engine opened and closed in every pass as in the measured run, and repeated that pass under the"
                         + " same rule" + childWarmupPasses(result)
                 : " Child JVMs of process profiles start cold (`--child-warmup-jobs 0`)").append(".\n");
         sb.append("- Steady: ").append(config.get("steady_seconds")).append(" s at ")

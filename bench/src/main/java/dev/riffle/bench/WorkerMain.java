@@ -23,11 +23,12 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>It talks to the harness in JSON lines: on stdout it writes {@code ready} (connected; with its
  * {@link System#nanoTime()} so the harness can check that both JVMs read the same monotonic clock), {@code go}
- * (handlers started; process CPU and JIT compile time so far), {@code events} every {@value #FLUSH_MILLIS} ms (handler starts and durable
- * completions as flat {@code [seq, nanoTime, seq, nanoTime, …]} arrays), {@code error}, {@code cpu} and
- * {@code done} (its counters) and finally {@code closed}. On stdin it reads one command a line: {@code start},
- * {@code mark} (report process CPU), {@code stop} (stop the handlers, report, close every connection, exit). End of
- * stdin means the harness is gone: it closes and exits. Logging and anything else printed go to stderr.
+ * (handlers started; process CPU and JIT compile time so far), {@code events} every {@value #FLUSH_MILLIS} ms
+ * (handler starts and durable completions as flat {@code [seq, nanoTime, seq, nanoTime, …]} arrays), {@code error},
+ * {@code cpu} (process CPU and JIT compile time) and {@code done} (its counters) and finally {@code closed}. On
+ * stdin it reads one command a line: {@code start}, {@code mark} (report process CPU), {@code stop} (stop the
+ * handlers, report, close every connection, exit). End of stdin means the harness is gone: it closes and exits.
+ * Logging and anything else printed go to stderr.
  */
 public final class WorkerMain {
 
@@ -79,8 +80,8 @@ public final class WorkerMain {
     /**
      * Drains {@code cfg.childWarmupJobs} jobs with this instance's handler count and handler delay, unmeasured, in a
      * schema of its own (dropped afterwards), and repeats that pass until the JIT settled ({@link JitSettle}), so the
-     * measured run starts JIT-compiled like the harness's own runs. One pass without handler work used to be all, and the children
-     * of a 1 ms profile then compiled during the measurement.
+     * measured run starts JIT-compiled like the harness's own runs. One pass without handler work used to be all, and
+     * the children of a 1 ms profile then compiled during the measurement.
      *
      * <p>Each pass goes through the whole lifecycle the measured run goes through: schema reset, engine open, drain,
      * workers stopped, engine closed. With one engine open across every pass, the close of the warm-up engine and the

@@ -81,11 +81,6 @@ public final class Connections {
                 // A pooled connection whose backend died fails validation on acquire; retrying the acquire
                 // hands out a fresh one instead of failing the caller.
                 .acquireRetry(POOL_ACQUIRE_RETRIES)
-                // Hand out the most recently released idle connection first (reactor-pool's default is the least
-                // recently used, so every statement took the next backend in turn): while fewer statements run at
-                // once than the pool holds, the same few backends carry them, with hot caches and plans, and the
-                // rest stay idle (docs/benchmarks.md, session 17).
-                .customizer(b -> b.idleResourceReuseMruOrder())
                 .build());
     }
 
