@@ -20,7 +20,7 @@ final class JitSettle {
     private static final CompilationMXBean JIT = ManagementFactory.getCompilationMXBean();
     private static final boolean TIMED = JIT != null && JIT.isCompilationTimeMonitoringSupported();
 
-    private final long compileMillis0 = TIMED ? JIT.getTotalCompilationTime() : 0;
+    private final long compileMillis0 = compileMillis();
     private final long nanos0 = System.nanoTime();
 
     /** The JIT's accumulated compile time in this JVM, ms; -1 when this JVM does not report it. */
@@ -40,7 +40,7 @@ final class JitSettle {
 
     /** The JIT's compile time as a fraction of the pass's wall time; null when this JVM does not report it. */
     Double share() {
-        return TIMED ? (JIT.getTotalCompilationTime() - compileMillis0) / 1e3 / seconds() : null;
+        return TIMED ? (compileMillis() - compileMillis0) / 1e3 / seconds() : null;
     }
 
     /** The share as "12 %", or "unknown". */

@@ -92,8 +92,13 @@ final class ProcessFleet implements Fleet {
         for (Child c : children) {
             Map<String, Object> go = c.await("go", REPLY_TIMEOUT_S);
             c.cpuAtStart = ((Number) go.get("cpu_nanos")).longValue();
-            c.jitAtStart = go.get("jit_ms") instanceof Number n ? n.longValue() : -1;
+            c.jitAtStart = jitMillis(go);
         }
+    }
+
+    /** A {@code go} or {@code cpu} reply's JIT compile time so far, ms; -1 when the child's JVM does not report it. */
+    private static long jitMillis(Map<String, Object> reply) {
+        return reply.get("jit_ms") instanceof Number n ? n.longValue() : -1;
     }
 
     @Override
@@ -105,7 +110,7 @@ final class ProcessFleet implements Fleet {
         for (Child c : children) {
             Map<String, Object> mark = c.await("cpu", REPLY_TIMEOUT_S);
             long now = ((Number) mark.get("cpu_nanos")).longValue();
-            long jit = mark.get("jit_ms") instanceof Number n ? n.longValue() : -1;
+            long jit = jitMillis(mark);
             c.jitUsedMillis = jit < 0 || c.jitAtStart < 0 ? -1 : jit - c.jitAtStart;
             if (now < 0 || c.cpuAtStart < 0) {
                 return -1;

@@ -20,19 +20,29 @@ class BenchSmokeTest {
     private static final List<String> SYSTEMS = List.of("baseline", "riffle");
     private static final int PROFILE_JOBS = 200;
 
+    /**
+     * Runs {@code BenchMain} with {@code args} plus {@code --out target/<name>.json --write-docs target/<name>.md}
+     * (both deleted first) and returns the parsed JSON.
+     */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> runBench(String name, String... args) throws Exception {
+        Path out = Path.of("target", name + ".json");
+        Path docs = Path.of("target", name + ".md");
+        Files.deleteIfExists(out);
+        Files.deleteIfExists(docs);
+        List<String> all = new java.util.ArrayList<>(List.of(args));
+        all.addAll(List.of("--out", out.toString(), "--write-docs", docs.toString()));
+        BenchMain.run(all.toArray(String[]::new), System.getenv());
+        return (Map<String, Object>) Json.parse(Files.readString(out));
+    }
+
     @Test
     @SuppressWarnings("unchecked")
     void smokeRunCompletesEveryJobOnBothSystemsAndWritesTheJson() throws Exception {
         assumeFalse(Boolean.getBoolean("bench.smoke.skip"), "bench.smoke.skip=true");
-        Path out = Path.of("target", "bench-smoke.json");
-        Files.deleteIfExists(out);
         Path docs = Path.of("target", "bench-smoke.md");
-        Files.deleteIfExists(docs);
-
-        BenchMain.run(new String[] {"--smoke", "--profiles", "all", "--profile-jobs", String.valueOf(PROFILE_JOBS),
-            "--out", out.toString(), "--write-docs", docs.toString()}, System.getenv());
-
-        Map<String, Object> json = (Map<String, Object>) Json.parse(Files.readString(out));
+        Map<String, Object> json = runBench("bench-smoke", "--smoke", "--profiles", "all", "--profile-jobs",
+                String.valueOf(PROFILE_JOBS));
         assertThat(json).containsKeys("format", "command", "started_at", "finished_at", "machine", "postgres",
                 "config", "systems", "dead_tuple_method", "server_cpu_method", "track_functions", "runs", "summary",
                 "targets", "notes");
@@ -300,15 +310,9 @@ class BenchSmokeTest {
     @SuppressWarnings("unchecked")
     void childJvmsWarmUpInPassesAndReportTheJitShareOfEach() throws Exception {
         assumeFalse(Boolean.getBoolean("bench.smoke.skip"), "bench.smoke.skip=true");
-        Path out = Path.of("target", "bench-child-warmup.json");
-        Files.deleteIfExists(out);
         Path docs = Path.of("target", "bench-child-warmup.md");
-        Files.deleteIfExists(docs);
-
-        BenchMain.run(new String[] {"--smoke", "--scenarios", "none", "--profiles", "2x4", "--profile-jobs", "300",
-            "--child-warmup-jobs", "300", "--out", out.toString(), "--write-docs", docs.toString()}, System.getenv());
-
-        Map<String, Object> json = (Map<String, Object>) Json.parse(Files.readString(out));
+        Map<String, Object> json = runBench("bench-child-warmup", "--smoke", "--scenarios", "none", "--profiles", "2x4",
+                "--profile-jobs", "300", "--child-warmup-jobs", "300");
         assertThat(((Map<String, Object>) json.get("config")).get("child_warmup_jobs")).isEqualTo(300L);
         List<Object> runs = (List<Object>) json.get("runs");
         for (String system : SYSTEMS) {
