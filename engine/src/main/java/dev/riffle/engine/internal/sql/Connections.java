@@ -22,12 +22,12 @@ import reactor.core.publisher.Mono;
  * long-lived LISTEN and leadership connections.
  *
  * <p>From a URL, every connection the engine opens carries {@code application_name} and
- * {@code plan_cache_mode = force_custom_plan} as startup options. With the application's {@code ConnectionFactory},
- * the engine sets both (with {@code set_config}) only on sessions it owns: the connections of a pool it creates
- * around a non-pooled factory, and its LISTEN and leader sessions. It sets nothing on the connections of an
- * application's {@code ConnectionPool}: nothing the engine runs needs session state there. Every statement is
- * schema-qualified ({@link SqlCatalog}), and every function the catalog calls that does not fix its own plan mode
- * carries {@code SET plan_cache_mode = force_custom_plan} (docs/design/lock-order.md).
+ * {@code plan_cache_mode = auto} ({@link #SESSION_PLAN_CACHE_MODE}) as startup options. With the application's
+ * {@code ConnectionFactory}, the engine sets both (with {@code set_config}) only on sessions it owns: the connections
+ * of a pool it creates around a non-pooled factory, and its LISTEN and leader sessions. It sets nothing on the
+ * connections of an application's {@code ConnectionPool}: nothing the engine runs needs session state there. Every
+ * statement is schema-qualified ({@link SqlCatalog}), and every PL/pgSQL function the catalog calls fixes its own plan
+ * mode in its {@code SET} clause (docs/design/lock-order.md).
  */
 public final class Connections {
     /** Pooled connections idle this long are closed: {@value #POOL_MAX_IDLE_MINUTES} minutes. */
@@ -38,6 +38,16 @@ public final class Connections {
     public static final int POOL_ACQUIRE_RETRIES = 3;
     /** Connections the pool opens at start (at most the pool size): {@value}. */
     public static final int POOL_INITIAL_SIZE = 2;
+    /**
+     * The {@code plan_cache_mode} of the sessions the engine owns: {@value}, PostgreSQL's own default, set
+     * explicitly so a server-wide setting does not change it. The catalog's statements are calls of functions that
+     * fix their own plan mode, and the few that read tables directly prune no partition by a parameter, so no
+     * statement needs a custom plan at the top level. Under {@code force_custom_plan} (until session 18) every claim,
+     * completion and enqueue was planned again on every execution: 5 % of the server's CPU in a steady run
+     * (docs/benchmarks.md, session 18). {@code auto} caches a generic plan after five executions of a statement on
+     * a connection, and still chooses a custom plan where the planner finds it cheaper (admin searches).
+     */
+    public static final String SESSION_PLAN_CACHE_MODE = "auto";
 
     /**
      * Where and as whom to connect; {@code options} are the URL's libpq options, of which the TLS ones
@@ -161,8 +171,8 @@ public final class Connections {
     /** Sets {@code application_name} and {@code plan_cache_mode} on a session the engine owns. */
     private static Mono<Void> sessionSettings(Connection c, String applicationName) {
         return Mono.from(c.createStatement("SELECT set_config('application_name', $1, false), "
-                                + "set_config('plan_cache_mode', 'force_custom_plan', false)")
-                        .bind("$1", applicationName).execute())
+                                + "set_config('plan_cache_mode', $2, false)")
+                        .bind("$1", applicationName).bind("$2", SESSION_PLAN_CACHE_MODE).execute())
                 .flatMapMany(r -> r.map((row, meta) -> 1))
                 .then();
     }
@@ -175,9 +185,7 @@ public final class Connections {
                 .database(endpoint.database())
                 .username(endpoint.user())
                 .applicationName(endpoint.applicationName() + "." + purpose)
-                // Custom plans prune partitions at plan time; a generic plan on a partitioned parent would lock
-                // every child and queue behind a prune's ACCESS EXCLUSIVE (docs/design/lock-order.md).
-                .options(Map.of("plan_cache_mode", "force_custom_plan"));
+                .options(Map.of("plan_cache_mode", SESSION_PLAN_CACHE_MODE));
         if (endpoint.password() != null) {
             b.password(endpoint.password());
         }
