@@ -56,6 +56,9 @@ class DashboardBrowserIT {
     static final Path CHROMIUM = Path.of(System.getenv().getOrDefault("RIFFLE_CHROMIUM", "/usr/bin/chromium"));
     static final Path CHROMEDRIVER = Path.of(System.getenv().getOrDefault("RIFFLE_CHROMEDRIVER", "/usr/bin/chromedriver"));
     private static final Duration WAIT = Duration.ofSeconds(15);
+    // The first rendering pays for a cold browser, a cold HTTP server and the first status queries at once; on a
+    // loaded 2-core CI machine that once took longer than WAIT (session 17), so it alone gets more time.
+    private static final Duration FIRST_RENDERING = Duration.ofSeconds(60);
 
     private Riffle riffle;
     private DisposableServer server;
@@ -148,6 +151,15 @@ class DashboardBrowserIT {
         return waiting().ignoring(StaleElementReferenceException.class).until(d -> d.findElement(by).getText());
     }
 
+    // What the page shows where it reports a failed poll ("API error: ..."), for a failure message.
+    private String sampledLine() {
+        try {
+            return driver.findElement(By.id("sampled")).getText();
+        } catch (RuntimeException gone) {
+            return "(unreadable: " + gone.getClass().getSimpleName() + ")";
+        }
+    }
+
     private WebDriverWait waiting() {
         return new WebDriverWait(driver, WAIT, Duration.ofMillis(100));
     }
@@ -157,7 +169,9 @@ class DashboardBrowserIT {
     void countsMoveAfterAnEnqueueAndADlqJobIsRetriedWithAClick() throws IOException {
         String base = "http://127.0.0.1:" + server.port() + "/riffle/";
         driver.get(base);
-        waiting().until(d -> d.findElement(By.tagName("body")).getAttribute("data-refreshed") != null);
+        new WebDriverWait(driver, FIRST_RENDERING, Duration.ofMillis(100))
+                .withMessage(() -> "no first rendering; the page's status line says: " + sampledLine())
+                .until(d -> d.findElement(By.tagName("body")).getAttribute("data-refreshed") != null);
         assertThat(driver.getTitle()).isEqualTo("Riffle dashboard");
 
         // a queue's counts change in the page after an enqueue
