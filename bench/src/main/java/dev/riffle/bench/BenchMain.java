@@ -40,6 +40,14 @@ public final class BenchMain {
         BenchConfig cfg = BenchConfig.parse(args, env);
         if (cfg.renderFrom != null) {
             Map<String, Object> result = (Map<String, Object>) Json.parse(Files.readString(cfg.renderFrom));
+            // The targets are judged again from the stored summary, so a rule changed since the run applies to it.
+            Map<String, Object> summary = (Map<String, Object>) result.get("summary");
+            Map<String, Object> config = (Map<String, Object>) result.get("config");
+            if (summary != null && config != null && config.get("workers") instanceof List<?> ws
+                    && config.get("jobs") instanceof Number jobs) {
+                result.put("targets", Summary.targets(summary,
+                        ws.stream().map(w -> ((Number) w).intValue()).toList(), jobs.intValue()));
+            }
             System.out.print(Report.table(result));
             if (cfg.writeDocs != null) {
                 Report.writeDocs(cfg.writeDocs, result);
