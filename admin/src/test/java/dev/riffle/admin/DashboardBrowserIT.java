@@ -161,7 +161,11 @@ class DashboardBrowserIT {
     }
 
     private WebDriverWait waiting() {
-        return new WebDriverWait(driver, WAIT, Duration.ofMillis(100));
+        return waiting(WAIT);
+    }
+
+    private WebDriverWait waiting(Duration timeout) {
+        return new WebDriverWait(driver, timeout, Duration.ofMillis(100));
     }
 
     @Test
@@ -169,7 +173,7 @@ class DashboardBrowserIT {
     void countsMoveAfterAnEnqueueAndADlqJobIsRetriedWithAClick() throws IOException {
         String base = "http://127.0.0.1:" + server.port() + "/riffle/";
         driver.get(base);
-        new WebDriverWait(driver, FIRST_RENDERING, Duration.ofMillis(100))
+        waiting(FIRST_RENDERING)
                 .withMessage(() -> "no first rendering; the page's status line says: " + sampledLine())
                 .until(d -> d.findElement(By.tagName("body")).getAttribute("data-refreshed") != null);
         assertThat(driver.getTitle()).isEqualTo("Riffle dashboard");

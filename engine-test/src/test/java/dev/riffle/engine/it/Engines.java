@@ -49,6 +49,13 @@ final class Engines {
         return new io.r2dbc.postgresql.PostgresqlConnectionFactory(b.build());
     }
 
+    /** Where the engine's own {@code Connections} would connect for the test database, as {@code applicationName}. */
+    static dev.riffle.engine.internal.sql.Connections.Endpoint endpoint(TestDatabase db, String applicationName) {
+        var url = db.url();
+        return new dev.riffle.engine.internal.sql.Connections.Endpoint(url.host(), url.port(), url.database(),
+                url.user(), url.password(), java.util.Map.of(), applicationName);
+    }
+
     static void awaitTrue(String what, java.util.function.BooleanSupplier condition) {
         dev.riffle.engine.test.Await.until(what, TIMEOUT, condition);
     }

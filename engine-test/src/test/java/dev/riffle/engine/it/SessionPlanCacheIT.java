@@ -10,7 +10,6 @@ import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.Readable;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -28,11 +27,6 @@ class SessionPlanCacheIT {
 
     private static final int EXECUTIONS = 8;
 
-    private static Connections.Endpoint endpoint(TestDatabase db, String applicationName) {
-        var url = db.url();
-        return new Connections.Endpoint(url.host(), url.port(), url.database(), url.user(), url.password(), Map.of(),
-                applicationName);
-    }
 
     /**
      * Runs the catalog's claim statement {@link #EXECUTIONS} times on the pool's one connection (a queue nobody
@@ -77,7 +71,7 @@ class SessionPlanCacheIT {
     @Test
     void aPoolFromAUrlKeepsTheClaimStatementsPlan(TestDatabase db) {
         String app = "plans-url-" + Integer.toHexString(db.schema().hashCode());
-        assertPlannedOnceThenCached(claimPlans(db, () -> Connections.pool(endpoint(db, app), db.schema(), 1, null)));
+        assertPlannedOnceThenCached(claimPlans(db, () -> Connections.pool(Engines.endpoint(db, app), db.schema(), 1, null)));
     }
 
     @Test

@@ -16,7 +16,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
@@ -32,11 +31,6 @@ import reactor.core.publisher.Mono;
 @RiffleTest
 class SessionWarmupIT {
 
-    private static Connections.Endpoint endpoint(TestDatabase db, String applicationName) {
-        var url = db.url();
-        return new Connections.Endpoint(url.host(), url.port(), url.database(), url.user(), url.password(), Map.of(),
-                applicationName);
-    }
 
     /** {@code n} acquires one after another, each running one statement and releasing the connection. */
     private static void acquire(ConnectionPool pool, int n) {
@@ -75,7 +69,7 @@ class SessionWarmupIT {
     @Test
     void theEnginesPoolSetsUpASessionOnceNotOnEveryAcquire(TestDatabase db) {
         String app = "warm-url-" + Integer.toHexString(db.schema().hashCode());
-        assertOneSetupForThirtyAcquires(db, app, sql -> Connections.pool(endpoint(db, app), db.schema(), 1, sql));
+        assertOneSetupForThirtyAcquires(db, app, sql -> Connections.pool(Engines.endpoint(db, app), db.schema(), 1, sql));
     }
 
     @Test
