@@ -31,6 +31,14 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class CrashRun {
 
+    /**
+     * The least time a crash run gets, whatever the drain timeout (a smoke run's is 60 s). The run needs a cold child
+     * JVM to reach its first claim, the stale window, a rescue tick and then a prune of the claim ring, which backs off
+     * up to 2^5 maintenance ticks after each proof the dead claims failed; on a loaded 2-core host that added up to more
+     * than 60 s (seen in CI: every job completed, 0 slots pruned after the kill). Only a failing run waits this long.
+     */
+    static final int MIN_TIMEOUT_SECONDS = 180;
+
     /** What to run; defaults in {@link Validate}. */
     record Options(int jobs, int instances, int workers, int delayMillis, double killAfter, Duration staleAfter,
                    Duration maintenanceTick, int timeoutSeconds) {
@@ -154,6 +162,14 @@ final class CrashRun {
             }
             Thread.sleep(cfg.settleMillis);
             RiffleStats end = survivor.engine().stats();
+            // How the claim ring stood at the end: when no prune followed the kill, this says whether rotation was
+            // idle, the prune skipped for a proof, or backing off.
+            String claimRing = survivor.engine().maintenance().status()
+                    .filter(rs -> rs.ring() == dev.riffle.engine.api.Ring.CLAIM).next()
+                    .map(rs -> "slot " + rs.currentSlot() + " of " + rs.slotCount() + ", sealed " + rs.sealedSlots()
+                            + ", last rotate " + rs.lastRotate() + ", last prune " + rs.lastPrune() + " at "
+                            + rs.lastPruneAt() + ", back-off level " + rs.pruneBackoffLevel())
+                    .defaultIfEmpty("no claim ring status").block(Duration.ofMinutes(1));
             DoctorReport doctor = survivor.engine().admin().doctor().block(Duration.ofMinutes(1));
             Map<String, Object> fleetCounters = fleet.stop();
             survivor.stopWorkers();
@@ -177,6 +193,7 @@ final class CrashRun {
             m.put("pruned_slots_total", end.prunedSlots() - st0.prunedSlots());
             m.put("pruned_slots_kill_to_done", prunedAtDone - atKill.prunedSlots());
             m.put("pruned_slots_after_kill", end.prunedSlots() - atKill.prunedSlots());
+            m.put("claim_ring_at_end", claimRing);
             m.put("pruned_slots_while_rescuing", prunedAtLastRescue < 0 ? 0 : prunedAtLastRescue
                     - prunedBeforeFirstRescue);
             m.put("first_rescue_after_kill_s", firstRescue < 0 ? null : (firstRescue - tKill) / 1e9);

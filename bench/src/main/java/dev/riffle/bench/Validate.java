@@ -273,7 +273,8 @@ public final class Validate {
             // 4: crash under load
             CrashRun.Options co = new CrashRun.Options(o.crashJobs, o.crashInstances, o.crashWorkers,
                     o.crashDelayMillis, o.killAfter, Duration.ofMillis(o.staleAfterMillis),
-                    Duration.ofMillis(o.maintenanceTickMillis), cfg.drainTimeoutSeconds);
+                    Duration.ofMillis(o.maintenanceTickMillis),
+                    Math.max(cfg.drainTimeoutSeconds, CrashRun.MIN_TIMEOUT_SECONDS));
             crash = new CrashRun(cfg, mon, co).run(dir.resolve("crash-timeline.csv"));
             System.out.println("[crash] " + crash.get("metrics"));
         }
