@@ -64,6 +64,14 @@ final class BenchConfig {
     String profilesText = "";
     List<Profile> profiles = List.of();
     int profileJobs = 0;
+    /**
+     * The least jobs a profile drain pre-enqueues when {@code --profile-jobs} is not given (and not {@code --smoke}).
+     * A 50,000-job {@code 4x8} drain lasted under 2 s on a 2-core host: four child JVMs starting their claim loops and
+     * compiling what the measured engine's open sent back to the interpreter (C2 threads 9-13 % of all CPU samples
+     * during the drain, perf) were most of it. Session 19, Riffle alone, same host: {@code 4x8}/{@code 1x32} 0.71-0.82
+     * at 50,000 jobs, 0.90-0.96 at 200,000.
+     */
+    static final int MIN_DEFAULT_PROFILE_JOBS = 200_000;
     // Jobs each system drains (W = 64, no work, unmeasured) before the first measured run, so that both are measured
     // with a JIT-compiled hot path, as in a long-running service. Riffle's path through Reactor, Netty and
     // r2dbc-postgresql is far more code than the baseline's JDBC loop: its first 20,000-job drain spent about a third
@@ -103,7 +111,7 @@ final class BenchConfig {
                 "                               w<W>: drain with W handlers in the harness JVM;",
                 "                               steady-b<P>: steady with both producers at P % of the baseline's drain peak",
                 "                               at the steady W and handler delay (any shape if that drain did not run)",
-                "  --profile-jobs N             jobs per profile drain run (default: --jobs)",
+                "  --profile-jobs N             jobs per profile drain run (default: --jobs, at least 200000; --smoke: --jobs)",
                 "  --fleet process|jvm          <N>x<W> profiles: each instance its own JVM (default process) or all in",
                 "                               the harness JVM",
                 "  --child-jvm-args \"A B\"       JVM options of --fleet process children (default -Xmx512m)",
@@ -312,7 +320,7 @@ final class BenchConfig {
             throw new UsageException("option out of range\n" + usage());
         }
         if (profileJobs == 0) {
-            profileJobs = jobs;
+            profileJobs = smoke ? jobs : Math.max(jobs, MIN_DEFAULT_PROFILE_JOBS);
         }
         profiles = Profile.parseList(profilesText, fleet);
         if (steadyWorkers == 0) {
