@@ -34,8 +34,9 @@ final class CrashRun {
     /**
      * The least time a crash run gets, whatever the drain timeout (a smoke run's is 60 s). The run needs a cold child
      * JVM to reach its first claim, the stale window, a rescue tick and then a prune of the claim ring, which backs off
-     * up to 2^5 maintenance ticks after each proof the dead claims failed; on a loaded 2-core host that added up to more
-     * than 60 s (seen in CI: every job completed, 0 slots pruned after the kill). Only a failing run waits this long.
+     * up to 2^5 maintenance ticks after each proof the dead claims failed. CI's smoke run once ended with every job
+     * completed and 0 slots pruned after the kill; 60 s running out on a loaded 2-core host is the likeliest cause (it
+     * did not happen again locally). Only a failing run waits this long.
      */
     static final int MIN_TIMEOUT_SECONDS = 180;
 
