@@ -26,7 +26,8 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Rescue holds those tables until it commits, so the probe also sees it after the window statement, while it
  * closes what it locked; a heartbeat that lands then is rightly too late. Three things keep the probe inside the
- * window statement on any host (session 19, Intel Xeon: the earlier form failed 5 of 5; session 18, AMD EPYC: 3 of 3):
+ * window statement on any host (the earlier form failed 3 of 3 on session 18's AMD EPYC host and 2 of 2 on session
+ * 19's Intel Xeon host, and variants without the warm-up 4 of 4 more there):
  * <ul>
  *   <li>every pooled session has run a rescue pass first: a session's first pass compiles and plans the closing and
  *       retrying path, which took longer than the window statement (the probe saw rescue 60-107 ms after it started
