@@ -163,14 +163,11 @@ final class CrashRun {
             }
             Thread.sleep(cfg.settleMillis);
             RiffleStats end = survivor.engine().stats();
-            // How the claim ring stood at the end: when no prune followed the kill, this says whether rotation was
-            // idle, the prune skipped for a proof, or backing off.
+            // How the claim ring stood at the end (the status record as it prints itself): when no prune followed the
+            // kill, this says whether rotation was idle, the prune skipped for a proof, or backing off.
             String claimRing = survivor.engine().maintenance().status()
                     .filter(rs -> rs.ring() == dev.riffle.engine.api.Ring.CLAIM).next()
-                    .map(rs -> "slot " + rs.currentSlot() + " of " + rs.slotCount() + ", sealed " + rs.sealedSlots()
-                            + ", last rotate " + rs.lastRotate() + ", last prune " + rs.lastPrune() + " at "
-                            + rs.lastPruneAt() + ", back-off level " + rs.pruneBackoffLevel())
-                    .defaultIfEmpty("no claim ring status").block(Duration.ofMinutes(1));
+                    .map(String::valueOf).defaultIfEmpty("no claim ring status").block(Duration.ofMinutes(1));
             DoctorReport doctor = survivor.engine().admin().doctor().block(Duration.ofMinutes(1));
             Map<String, Object> fleetCounters = fleet.stop();
             survivor.stopWorkers();

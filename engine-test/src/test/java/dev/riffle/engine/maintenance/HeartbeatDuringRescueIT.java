@@ -2,6 +2,7 @@ package dev.riffle.engine.maintenance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.riffle.engine.MaintenanceConfig;
 import dev.riffle.engine.Riffle;
 import dev.riffle.engine.api.Job;
 import dev.riffle.engine.api.RescuedAttempt;
@@ -13,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 
 /**
  * Issue #10 item 7: stale rescue judges "stale" from its window read, then try-locks and closes. A heartbeat that
@@ -48,15 +50,15 @@ class HeartbeatDuringRescueIT {
 
     @Test
     void aHeartbeatThatCommitsWhileRescueReadsItsWindowKeepsTheAttemptAlive(TestDatabase db) throws Exception {
-        Riffle riffle = Fixtures.manual(db, b -> b.poolSize(POOL).maintenance(dev.riffle.engine.MaintenanceConfig
-                .builder().enabled(false).rescueBudget(BUDGET).build()));
+        Riffle riffle = Fixtures.manual(db, b -> b.poolSize(POOL)
+                .maintenance(MaintenanceConfig.builder().enabled(false).rescueBudget(BUDGET).build()));
         try {
             // Warm every session's rescue path: one pass per pooled connection, at once, so each compiles and plans
             // what closing and retrying run (the pool's own warm-up covers claims and completions only).
             Fixtures.enqueue(riffle, "warm", POOL * BUDGET);
             Fixtures.claim(riffle, "warm", POOL * BUDGET);
             Fixtures.pause(Duration.ofMillis(1500));
-            List<List<RescuedAttempt>> warm = reactor.core.publisher.Flux.range(0, POOL)
+            List<List<RescuedAttempt>> warm = Flux.range(0, POOL)
                     .flatMap(i -> riffle.maintenance().rescueStaleNow(Duration.ofSeconds(1)), POOL)
                     .collectList().block(Fixtures.TIMEOUT);
             assertThat(warm).as("the warm-up passes rescued every warm-up claim").isNotNull()
